@@ -1,0 +1,53 @@
+# certctl-loadtest. `make` lists the targets. Configuration is read from the environment or make
+# variables (make loadtest DURATION=60s); every knob is in docs/configuration.md.
+SHELL := bash
+.SHELLFLAGS := -e -o pipefail -c
+.DEFAULT_GOAL := help
+MAKEFLAGS += --no-print-directory
+
+# Make's own exit status is 2 whenever a recipe fails; the recipes print the code `loadtest` returned
+# (99 = thresholds breached) and results/latest/summary.json records it. Scripts that need the code
+# itself call bin/loadtest directly.
+LOADTEST := bin/loadtest
+GO_SOURCES := $(shell find cmd internal -name '*.go' 2>/dev/null) go.mod go.sum
+
+.PHONY: help loadtest check report images test test-unit test-k6 test-e2e clean deps
+
+help: ## List the targets
+	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_-]+:.*## / {printf "  %-14s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+loadtest: $(LOADTEST) ## Run the default tiers against certctl (CERTCTL_IMAGE); results in results/latest
+	@LOADTEST_GOAL=$@ $(LOADTEST) run || { code=$$?; echo "make: loadtest exited $$code (99 = thresholds breached; see results/latest/summary.txt)" >&2; exit $$code; }
+
+check: $(LOADTEST) ## Validate the configuration (TIER, TARGET, DURATION, rates) without running anything
+	@$(LOADTEST) check
+
+report: $(LOADTEST) ## Re-render summary.json and summary.txt of a saved run (RUN=results/latest)
+	@$(LOADTEST) report $(or $(RUN),results/latest)
+
+images: ## Build the offline stand-ins of every image (cached; FORCE=1 rebuilds)
+	@images/build.sh
+
+test: images test-unit test-k6 test-e2e ## The whole test suite (what .ci/run calls)
+
+test-unit: ## Go unit tests: config, report rendering (golden files), the certctl double
+	go test -count=1 ./cmd/... ./internal/...
+
+test-k6: ## k6 library modules tested under k6 itself
+	go tool k6 run --quiet --no-color k6/test/lib.test.js
+
+test-e2e: $(LOADTEST) ## The harness end to end on the offline images against the certctl double
+	go test -count=1 -timeout 40m ./test/e2e/
+
+clean: ## Remove build output and any stack a killed run left behind (results are kept)
+	rm -rf bin
+	@for p in $$(docker compose ls --all --quiet --filter name=certctl-lt- 2>/dev/null); do \
+		echo "removing stack $$p"; docker compose -p $$p down --volumes --remove-orphans --timeout 5 >/dev/null 2>&1 || true; \
+	done
+
+deps: ## Install what the harness needs on Debian: docker engine, compose v2 plugin (needs root)
+	scripts/install-deps.sh
+
+$(LOADTEST): $(GO_SOURCES)
+	@mkdir -p bin
+	go build -o $@ ./cmd/loadtest

@@ -1,0 +1,141 @@
+package harness
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Compose builds and runs `docker compose` commands for one run's project.
+type Compose struct {
+	Cfg  Config
+	Exec Executor
+	Env  []string // environment of every docker command
+}
+
+func (c Compose) base() []string {
+	args := []string{"compose", "--project-name", c.Cfg.Project, "--project-directory", c.Cfg.Root,
+		"-f", filepath.Join(c.Cfg.Root, "docker-compose.yml")}
+	if c.Cfg.Target == TargetDouble {
+		args = append(args, "-f", filepath.Join(c.Cfg.Root, "compose.double.yml"))
+	}
+	// Later env files override earlier ones; the caller's environment overrides both.
+	args = append(args, "--env-file", filepath.Join(c.Cfg.Root, ".env"))
+	if c.Cfg.Offline {
+		args = append(args, "--env-file", filepath.Join(c.Cfg.Root, "images", "offline.env"))
+	}
+	return args
+}
+
+// Run runs `docker compose <args>` and returns its exit code.
+func (c Compose) Run(ctx context.Context, out, errw io.Writer, args ...string) (int, error) {
+	return c.Exec(ctx, Cmd{Name: "docker", Args: append(c.base(), args...), Env: c.Env, Stdout: out, Stderr: errw})
+}
+
+// Output runs a compose command and returns its stdout, with stderr in the error when it fails.
+func (c Compose) Output(ctx context.Context, args ...string) (string, error) {
+	var out, errb bytes.Buffer
+	code, err := c.Run(ctx, &out, &errb, args...)
+	if err != nil {
+		return "", err
+	}
+	if code != 0 {
+		return out.String(), fmt.Errorf("docker compose %s: exit %d: %s", strings.Join(args, " "), code, strings.TrimSpace(errb.String()))
+	}
+	return out.String(), nil
+}
+
+// Images lists every image the run's services use, k6 included, as compose resolves them.
+func (c Compose) Images(ctx context.Context) ([]string, error) {
+	out, err := c.Output(ctx, "--profile", "k6", "config", "--images")
+	if err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	var imgs []string
+	for _, l := range strings.Fields(out) {
+		if !seen[l] {
+			seen[l] = true
+			imgs = append(imgs, l)
+		}
+	}
+	sort.Strings(imgs)
+	return imgs, nil
+}
+
+// ServiceImages maps each service to its image, for run.json.
+func (c Compose) ServiceImages(ctx context.Context) (map[string]string, error) {
+	out, err := c.Output(ctx, "--profile", "k6", "config", "--format", "json")
+	if err != nil {
+		return nil, err
+	}
+	var doc struct {
+		Services map[string]struct {
+			Image string `json:"image"`
+		} `json:"services"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		return nil, fmt.Errorf("reading docker compose config: %w", err)
+	}
+	m := map[string]string{}
+	for name, s := range doc.Services {
+		m[name] = s.Image
+	}
+	return m, nil
+}
+
+// ServiceState is one line of `docker compose ps --all --format json`.
+type ServiceState struct {
+	Service  string `json:"Service"`
+	State    string `json:"State"`
+	Health   string `json:"Health"`
+	ExitCode int    `json:"ExitCode"`
+}
+
+// States reports every container of the project, stopped ones included.
+func (c Compose) States(ctx context.Context) ([]ServiceState, error) {
+	out, err := c.Output(ctx, "ps", "--all", "--format", "json")
+	if err != nil {
+		return nil, err
+	}
+	var states []ServiceState
+	out = strings.TrimSpace(out)
+	if strings.HasPrefix(out, "[") { // older compose prints one array
+		err := json.Unmarshal([]byte(out), &states)
+		return states, err
+	}
+	sc := bufio.NewScanner(strings.NewReader(out))
+	for sc.Scan() {
+		if strings.TrimSpace(sc.Text()) == "" {
+			continue
+		}
+		var s ServiceState
+		if err := json.Unmarshal(sc.Bytes(), &s); err != nil {
+			return nil, err
+		}
+		states = append(states, s)
+	}
+	return states, nil
+}
+
+// Down removes the project's containers, networks and volumes. It gets its own context: it must run
+// even when the run was cancelled.
+func (c Compose) Down(out io.Writer) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	code, err := c.Run(ctx, out, out, "--profile", "k6", "down", "--volumes", "--remove-orphans", "--timeout", "10")
+	if err != nil {
+		return err
+	}
+	if code != 0 {
+		return fmt.Errorf("docker compose down exited %d", code)
+	}
+	return nil
+}

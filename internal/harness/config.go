@@ -1,0 +1,272 @@
+// Package harness drives one load-test run: it checks the input, brings the Compose stack up, runs one
+// k6 container per scenario, keeps whatever results the run produced and tears everything down.
+package harness
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Exit codes of `loadtest run`. k6's own codes (99 thresholds breached, 107 script error, 108 aborted
+// by the script, e.g. a failed setup probe) are passed through unchanged.
+const (
+	ExitOK          = 0
+	ExitBadInput    = 2
+	ExitEnvironment = 3
+	ExitNoResults   = 4
+	ExitThresholds  = 99
+)
+
+// Targets the stack can put behind certctl-server.
+const (
+	TargetCertctl = "certctl"
+	TargetDouble  = "double"
+)
+
+// Config is everything a run needs, read once from the environment.
+type Config struct {
+	Root         string // repository root: docker-compose.yml, k6/, seed/ live here
+	RunID        string
+	Tiers        []string
+	Scenarios    []Scenario
+	Target       string
+	Duration     string
+	Offline      bool
+	ResultsDir   string
+	StartTimeout time.Duration
+	Project      string
+	Schema       string // certctl's schema dump, for TARGET=double
+	// Env is what docker compose (and through it k6) is given on top of the caller's environment.
+	Env map[string]string
+	// Secrets are values of Env to redact wherever the config is written down.
+	Secrets []string
+}
+
+// Scenario is one k6 script: k6/<tier>/<name>.js.
+type Scenario struct {
+	Tier string `json:"tier"`
+	Name string `json:"name"`
+	Path string `json:"path"` // relative to the repository root
+}
+
+var (
+	durationRE = regexp.MustCompile(`^(\d+(\.\d+)?(ms|s|m|h))+$`)
+	runIDRE    = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,39}$`)
+)
+
+// ParseDuration accepts what k6 accepts for a scenario duration and nothing else.
+func ParseDuration(name, s string) (time.Duration, error) {
+	bad := fmt.Errorf("%s=%q is not a duration: use a number with ms, s, m or h, e.g. 30s or 5m", name, s)
+	if !durationRE.MatchString(s) {
+		return 0, bad
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		return 0, bad
+	}
+	return d, nil
+}
+
+// Harness knobs passed through to k6 by name when set; RATE_<SCENARIO> is checked per scenario.
+var k6Passthrough = []string{"MAX_VUS"}
+
+// Load reads the run's configuration. getenv is os.Getenv in production.
+func Load(root string, getenv func(string) string, now time.Time) (Config, error) {
+	c := Config{Root: root, Env: map[string]string{}}
+	get := func(k, def string) string {
+		if v := strings.TrimSpace(getenv(k)); v != "" {
+			return v
+		}
+		return def
+	}
+
+	tiers, err := DiscoverTiers(root)
+	if err != nil {
+		return c, err
+	}
+	c.Tiers, err = selectTiers(get("TIER", "default"), tiers)
+	if err != nil {
+		return c, err
+	}
+	for _, t := range c.Tiers {
+		c.Scenarios = append(c.Scenarios, tiers[t]...)
+	}
+
+	c.Target = get("TARGET", TargetCertctl)
+	switch c.Target {
+	case TargetCertctl, TargetDouble:
+	default:
+		return c, fmt.Errorf("TARGET=%q is not a target: use certctl (a certctl image, CERTCTL_IMAGE) or double (the test double)", c.Target)
+	}
+
+	c.Duration = get("DURATION", "5m")
+	if _, err := ParseDuration("DURATION", c.Duration); err != nil {
+		return c, err
+	}
+	st, err := ParseDuration("START_TIMEOUT", get("START_TIMEOUT", "120s"))
+	if err != nil {
+		return c, err
+	}
+	c.StartTimeout = st
+
+	switch v := get("IMAGES", "upstream"); v {
+	case "upstream":
+	case "offline":
+		c.Offline = true
+	default:
+		return c, fmt.Errorf("IMAGES=%q: use upstream (the pinned images in .env) or offline (the stand-ins `make images` builds)", v)
+	}
+
+	for _, s := range c.Scenarios {
+		k := "RATE_" + strings.ToUpper(s.Name)
+		if v := get(k, ""); v != "" {
+			if n, err := strconv.Atoi(v); err != nil || n <= 0 {
+				return c, fmt.Errorf("%s=%q must be a positive whole number of iterations per second", k, v)
+			}
+			c.Env[k] = v
+		}
+	}
+	for _, k := range k6Passthrough {
+		if v := get(k, ""); v != "" {
+			if n, err := strconv.Atoi(v); err != nil || n <= 0 {
+				return c, fmt.Errorf("%s=%q must be a positive whole number", k, v)
+			}
+			c.Env[k] = v
+		}
+	}
+
+	c.RunID = get("RUN_ID", "")
+	if c.RunID == "" {
+		c.RunID = now.UTC().Format("20060102-150405") + "-" + randomHex(2)
+	}
+	if !runIDRE.MatchString(c.RunID) {
+		return c, fmt.Errorf("RUN_ID=%q: use lower-case letters, digits and dashes, at most 40", c.RunID)
+	}
+	c.ResultsDir = get("RESULTS_DIR", filepath.Join(root, "results"))
+	if !filepath.IsAbs(c.ResultsDir) {
+		c.ResultsDir = filepath.Join(root, c.ResultsDir)
+	}
+	c.Project = get("COMPOSE_PROJECT_NAME", "certctl-lt-"+strings.ReplaceAll(c.RunID, ".", "-"))
+
+	if c.Target == TargetDouble {
+		c.Schema = get("CERTCTL_SCHEMA", filepath.Join(root, "..", "shared", "certctl", "schema.sql"))
+		if abs, err := filepath.Abs(c.Schema); err == nil {
+			c.Schema = abs
+		}
+		if st, err := os.Stat(c.Schema); err != nil || st.IsDir() {
+			return c, fmt.Errorf("CERTCTL_SCHEMA=%s is not a file: TARGET=double needs certctl's schema dump (../shared/certctl/schema.sql)", c.Schema)
+		}
+		c.Env["CERTCTL_SCHEMA"] = c.Schema
+	}
+
+	token := get("CERTCTL_TOKEN", "lt-"+randomHex(16))
+	c.Env["CERTCTL_TOKEN"] = token
+	c.Env["CERTCTL_CONFIG_ENCRYPTION_KEY"] = get("CERTCTL_CONFIG_ENCRYPTION_KEY", randomHex(24))
+	c.Secrets = append(c.Secrets, token, c.Env["CERTCTL_CONFIG_ENCRYPTION_KEY"])
+	if v := get("CLIENT_TOKEN", ""); v != "" {
+		c.Env["CLIENT_TOKEN"] = v
+		c.Secrets = append(c.Secrets, v)
+	}
+	c.Env["DURATION"] = c.Duration
+	c.Env["RUN_ID"] = c.RunID
+	c.Env["RUN_DIR"] = c.RunDir()
+	c.Env["COMPOSE_PROJECT_NAME"] = c.Project
+	return c, nil
+}
+
+// RunDir is where this run's results go; nothing from an earlier run is ever written there.
+func (c Config) RunDir() string { return filepath.Join(c.ResultsDir, c.RunID) }
+
+// Redacted is the effective configuration with every secret value replaced, for run.json.
+func (c Config) Redacted() map[string]string {
+	out := map[string]string{
+		"TIER":          strings.Join(c.Tiers, ","),
+		"TARGET":        c.Target,
+		"DURATION":      c.Duration,
+		"START_TIMEOUT": c.StartTimeout.String(),
+		"IMAGES":        map[bool]string{true: "offline", false: "upstream"}[c.Offline],
+	}
+	for k, v := range c.Env {
+		out[k] = v
+	}
+	for k, v := range out {
+		for _, s := range c.Secrets {
+			if s != "" && strings.Contains(v, s) {
+				out[k] = "[redacted]"
+			}
+		}
+	}
+	delete(out, "RUN_DIR") // a host path, not configuration
+	return out
+}
+
+// DiscoverTiers finds the scenarios by glob: k6/<tier>/*.js. k6/lib and k6/test hold no scenarios.
+func DiscoverTiers(root string) (map[string][]Scenario, error) {
+	files, err := filepath.Glob(filepath.Join(root, "k6", "*", "*.js"))
+	if err != nil {
+		return nil, err
+	}
+	tiers := map[string][]Scenario{}
+	for _, f := range files {
+		tier := filepath.Base(filepath.Dir(f))
+		if tier == "lib" || tier == "test" {
+			continue
+		}
+		name := strings.TrimSuffix(filepath.Base(f), ".js")
+		rel, _ := filepath.Rel(root, f)
+		tiers[tier] = append(tiers[tier], Scenario{Tier: tier, Name: name, Path: filepath.ToSlash(rel)})
+	}
+	if len(tiers) == 0 {
+		return nil, fmt.Errorf("no scenarios under %s/k6/<tier>/*.js: is this the certctl-loadtest repository?", root)
+	}
+	return tiers, nil
+}
+
+// Tiers that `make loadtest` runs when TIER is not given; scale runs only when asked (make loadtest-scale).
+var defaultExcluded = map[string]bool{"scale": true}
+
+func selectTiers(spec string, known map[string][]Scenario) ([]string, error) {
+	names := make([]string, 0, len(known))
+	for t := range known {
+		names = append(names, t)
+	}
+	sort.Strings(names)
+	if spec == "default" {
+		var out []string
+		for _, t := range names {
+			if !defaultExcluded[t] {
+				out = append(out, t)
+			}
+		}
+		return out, nil
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, t := range strings.Split(spec, ",") {
+		t = strings.TrimSpace(t)
+		if _, ok := known[t]; !ok {
+			return nil, fmt.Errorf("TIER=%q: unknown tier %q; known tiers: %s (or default)", spec, t, strings.Join(names, ", "))
+		}
+		if !seen[t] {
+			seen[t] = true
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		panic(err) // crypto/rand does not fail on Linux
+	}
+	return hex.EncodeToString(b)
+}

@@ -1,0 +1,413 @@
+package harness
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"certctl-loadtest/internal/report"
+)
+
+// Runner performs one run. Everything that touches the outside world is a field, so tests can replace it.
+type Runner struct {
+	Cfg     Config
+	Exec    Executor
+	Env     []string
+	Stdout  io.Writer
+	Stderr  io.Writer
+	Now     func() time.Time
+	Command string // how the run was invoked, for run.json
+}
+
+func (r *Runner) logf(format string, a ...any) {
+	fmt.Fprintf(r.Stderr, "loadtest: "+format+"\n", a...)
+}
+
+// Run executes the whole run and returns the process exit code. Whatever happens after the run
+// directory exists, run.json, summary.json and summary.txt are written before it returns.
+func (r *Runner) Run(ctx context.Context) int {
+	cfg := r.Cfg
+	compose := Compose{Cfg: cfg, Exec: r.Exec, Env: r.Env}
+	run := report.Run{
+		RunID: cfg.RunID, StartedAt: r.Now().UTC(), Command: r.Command, Tiers: cfg.Tiers,
+		Target: cfg.Target, Config: cfg.Redacted(), Host: r.host(ctx),
+	}
+
+	// Checks that need no stack: bad input and a missing image fail here, in seconds.
+	if code, err := r.preflight(ctx, compose); err != nil {
+		r.logf("%v", err)
+		return code
+	}
+	dir := cfg.RunDir()
+	if err := makeRunDir(dir); err != nil {
+		r.logf("cannot create the results directory: %v", err)
+		return ExitEnvironment
+	}
+	run.Images, _ = compose.ServiceImages(ctx)
+
+	finish := func(code int, problem string) int {
+		run.EndedAt = r.Now().UTC()
+		run.DurationS = run.EndedAt.Sub(run.StartedAt).Round(time.Millisecond).Seconds()
+		run.ExitCode = code
+		run.Error = problem
+		if err := writeJSON(filepath.Join(dir, "run.json"), run); err != nil {
+			r.logf("writing run.json: %v", err)
+		}
+		s, err := report.Load(dir)
+		if err == nil {
+			err = report.Write(dir, s)
+		}
+		if err != nil {
+			r.logf("writing the summary: %v", err)
+		} else {
+			fmt.Fprint(r.Stdout, "\n"+report.Text(s))
+		}
+		updateLatest(cfg.ResultsDir, cfg.RunID)
+		r.logf("results in %s", dir)
+		return code
+	}
+
+	// From here on the stack may exist: tear it down whatever happens.
+	defer func() {
+		logf, err := os.Create(filepath.Join(dir, "logs", "down.log"))
+		if err == nil {
+			defer logf.Close()
+		}
+		var w io.Writer = io.Discard
+		if logf != nil {
+			w = logf
+		}
+		if err := compose.Down(w); err != nil {
+			r.logf("tearing the stack down failed (%v): run `docker compose -p %s down -v`", err, cfg.Project)
+		}
+	}()
+
+	r.logf("run %s: tiers %s against %s, %s per scenario; starting the stack", cfg.RunID, strings.Join(cfg.Tiers, ","), cfg.Target, cfg.Duration)
+	if problem := r.up(ctx, compose, dir, &run); problem != "" {
+		r.logf("%s", problem)
+		r.saveStackLogs(compose, dir)
+		return finish(ExitEnvironment, problem)
+	}
+	run.K6Version = r.k6Version(ctx, compose)
+
+	run.Scenarios = r.runScenarios(ctx, compose, dir)
+	r.saveStackLogs(compose, dir)
+	if ctx.Err() != nil {
+		return finish(130, "interrupted")
+	}
+	code := verdict(run.Scenarios)
+	for i, sc := range run.Scenarios {
+		if _, err := os.Stat(filepath.Join(dir, "scenarios", sc.Name+".json")); err != nil && code == ExitOK {
+			// k6 exits 0 even when handleSummary cannot write its file: no results is not a pass.
+			code = ExitNoResults
+			run.Scenarios[i].ExitCode = ExitNoResults
+		}
+	}
+	return finish(code, "")
+}
+
+// verdict combines the k6 exit codes: an error beats a breached threshold, which beats a pass.
+func verdict(runs []report.ScenarioRun) int {
+	code := ExitOK
+	for _, s := range runs {
+		switch {
+		case s.ExitCode == ExitOK:
+		case s.ExitCode == ExitThresholds:
+			if code == ExitOK {
+				code = ExitThresholds
+			}
+		default:
+			if code == ExitOK || code == ExitThresholds {
+				code = s.ExitCode
+			}
+		}
+	}
+	return code
+}
+
+func (r *Runner) preflight(ctx context.Context, compose Compose) (int, error) {
+	pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	var out, errb bytes.Buffer
+	code, err := r.Exec(pctx, Cmd{Name: "docker", Args: []string{"version", "--format", "{{.Server.Version}}"}, Env: r.Env, Stdout: &out, Stderr: &errb})
+	if err != nil || code != 0 {
+		return ExitEnvironment, fmt.Errorf("cannot reach the Docker engine (%s): start dockerd, or set DOCKER_HOST", firstLine(errb.String(), err))
+	}
+	out.Reset()
+	errb.Reset()
+	code, err = r.Exec(pctx, Cmd{Name: "docker", Args: []string{"compose", "version", "--short"}, Env: r.Env, Stdout: &out, Stderr: &errb})
+	if err != nil || code != 0 {
+		return ExitEnvironment, fmt.Errorf("the Docker Compose v2 plugin is missing (docker compose version: %s): install it, see README.md", firstLine(errb.String(), err))
+	}
+	if _, err := compose.Output(pctx, "--profile", "k6", "config", "--quiet"); err != nil {
+		return ExitBadInput, fmt.Errorf("the compose configuration is invalid: %v", err)
+	}
+	imgs, err := compose.Images(pctx)
+	if err != nil {
+		return ExitBadInput, err
+	}
+	var missing []string
+	for _, img := range imgs {
+		c, _ := r.Exec(pctx, Cmd{Name: "docker", Args: []string{"image", "inspect", "--format", "{{.Id}}", img}, Env: r.Env, Stdout: io.Discard, Stderr: io.Discard})
+		if c != 0 {
+			missing = append(missing, img)
+		}
+	}
+	if len(missing) == 0 {
+		return ExitOK, nil
+	}
+	if !r.Cfg.Offline && r.pullAllowed() {
+		var still []string
+		for _, img := range missing {
+			r.logf("pulling %s", img)
+			lctx, lcancel := context.WithTimeout(ctx, 5*time.Minute)
+			c, _ := r.Exec(lctx, Cmd{Name: "docker", Args: []string{"pull", img}, Env: r.Env, Stdout: io.Discard, Stderr: io.Discard})
+			lcancel()
+			if c != 0 {
+				still = append(still, img)
+			}
+		}
+		missing = still
+		if len(missing) == 0 {
+			return ExitOK, nil
+		}
+	}
+	hint := "pull them, or on a machine without a registry run `make images` and add IMAGES=offline"
+	if r.Cfg.Offline {
+		hint = "run `make images` to build the offline stand-ins"
+	}
+	if r.Cfg.Target == TargetCertctl {
+		hint += "; CERTCTL_IMAGE names the certctl server image (TARGET=double uses the test double)"
+	}
+	return ExitEnvironment, fmt.Errorf("image(s) not available: %s: %s", strings.Join(missing, ", "), hint)
+}
+
+func (r *Runner) pullAllowed() bool {
+	for _, kv := range r.Env {
+		if kv == "PULL_POLICY=never" {
+			return false
+		}
+	}
+	return true
+}
+
+// up starts everything but k6 and waits for certctl to be healthy. It returns a sentence on failure.
+func (r *Runner) up(ctx context.Context, compose Compose, dir string, run *report.Run) string {
+	logf, err := os.Create(filepath.Join(dir, "logs", "up.log"))
+	if err != nil {
+		return err.Error()
+	}
+	defer logf.Close()
+	secs := int(r.Cfg.StartTimeout.Seconds())
+	uctx, cancel := context.WithTimeout(ctx, r.Cfg.StartTimeout+30*time.Second)
+	defer cancel()
+	code, err := compose.Run(uctx, logf, logf, "up", "--detach", "--wait", "--wait-timeout", strconv.Itoa(secs), "certctl-server")
+	if err == nil && code == 0 {
+		return ""
+	}
+	states, _ := compose.States(context.Background())
+	for _, s := range states {
+		run.StackState = append(run.StackState, fmt.Sprintf("%s: %s %s exit %d", s.Service, s.State, s.Health, s.ExitCode))
+	}
+	// Name the first thing that went wrong, in start order, and show its log.
+	for _, svc := range []string{"postgres", "tls-init", "certctl-migrate", "seed-base", "certctl-server"} {
+		for _, s := range states {
+			if s.Service != svc {
+				continue
+			}
+			failed := (s.State == "exited" && s.ExitCode != 0) || s.Health == "unhealthy" ||
+				(svc == "certctl-server" && s.Health != "healthy")
+			if !failed {
+				continue
+			}
+			tail, _ := compose.Output(context.Background(), "logs", "--no-color", "--no-log-prefix", "--tail", "25", svc)
+			fmt.Fprintf(r.Stderr, "---- last lines of %s ----\n%s---- end of %s ----\n", svc, tail, svc)
+			if svc == "certctl-server" && s.State == "running" {
+				return fmt.Sprintf("certctl-server did not become healthy within %ds (START_TIMEOUT): its log is above and in %s", secs, filepath.Join(dir, "logs", "stack.log"))
+			}
+			return fmt.Sprintf("the stack did not start: %s %s (exit %d); its log is above and in %s", svc, s.State, s.ExitCode, filepath.Join(dir, "logs", "stack.log"))
+		}
+	}
+	return fmt.Sprintf("the stack did not start (docker compose up exit %d): see %s", code, filepath.Join(dir, "logs", "up.log"))
+}
+
+func (r *Runner) k6Version(ctx context.Context, compose Compose) string {
+	vctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	out, err := compose.Output(vctx, "run", "--rm", "--no-deps", "-T", "k6", "version")
+	if err != nil {
+		return "unknown"
+	}
+	return strings.TrimSpace(firstLine(out, nil))
+}
+
+// runScenarios starts one k6 container per scenario, all at once, and waits for every one.
+func (r *Runner) runScenarios(ctx context.Context, compose Compose, dir string) []report.ScenarioRun {
+	d, _ := ParseDuration("DURATION", r.Cfg.Duration)
+	// Bounded in time whatever k6 does: the run, setup, graceful stop and a margin.
+	sctx, cancel := context.WithTimeout(ctx, d+5*time.Minute)
+	defer cancel()
+
+	runs := make([]report.ScenarioRun, len(r.Cfg.Scenarios))
+	var wg sync.WaitGroup
+	var mu sync.Mutex // serialises console lines
+	for i, sc := range r.Cfg.Scenarios {
+		logPath := filepath.Join("logs", sc.Name+".log")
+		runs[i] = report.ScenarioRun{Tier: sc.Tier, Name: sc.Name, Script: sc.Path, Log: logPath}
+		args := []string{"run", "--rm", "--no-deps", "-T", "--name", r.Cfg.Project + "-k6-" + strings.ReplaceAll(sc.Name, "_", "-")}
+		for k := range r.Cfg.Env {
+			if strings.HasPrefix(k, "RATE_") || k == "MAX_VUS" {
+				args = append(args, "-e", k)
+			}
+		}
+		args = append(args, "k6", "run", "--quiet", "--no-color", "/"+sc.Path)
+		r.logf("scenario %s: k6 run %s", sc.Name, sc.Path)
+		wg.Add(1)
+		go func(i int, sc Scenario) {
+			defer wg.Done()
+			f, err := os.Create(filepath.Join(dir, logPath))
+			if err != nil {
+				runs[i].ExitCode = ExitEnvironment
+				return
+			}
+			defer f.Close()
+			pw := &prefixWriter{prefix: "[" + sc.Name + "] ", out: r.Stderr, mu: &mu}
+			w := io.MultiWriter(f, pw)
+			code, err := compose.Run(sctx, w, w, args...)
+			pw.Flush()
+			if err != nil && code == 0 {
+				code = ExitEnvironment
+			}
+			runs[i].ExitCode = code
+			r.logf("scenario %s: k6 exited %d", sc.Name, code)
+		}(i, sc)
+	}
+	wg.Wait()
+	return runs
+}
+
+func (r *Runner) saveStackLogs(compose Compose, dir string) {
+	f, err := os.Create(filepath.Join(dir, "logs", "stack.log"))
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	compose.Run(ctx, f, f, "logs", "--no-color", "--timestamps")
+}
+
+func (r *Runner) host(ctx context.Context) report.Host {
+	h := report.Host{CPUs: runtime.NumCPU(), OS: runtime.GOOS + "/" + runtime.GOARCH}
+	h.Hostname, _ = os.Hostname()
+	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
+		h.Kernel = strings.TrimSpace(string(b))
+	}
+	var out bytes.Buffer
+	ictx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if c, _ := r.Exec(ictx, Cmd{Name: "docker", Args: []string{"info", "--format", "{{.NCPU}} {{.MemTotal}} {{.ServerVersion}}"}, Env: r.Env, Stdout: &out, Stderr: io.Discard}); c == 0 {
+		f := strings.Fields(out.String())
+		if len(f) == 3 {
+			h.DockerCPUs, _ = strconv.Atoi(f[0])
+			h.MemoryBytes, _ = strconv.ParseInt(f[1], 10, 64)
+			h.DockerVersion = f[2]
+		}
+	}
+	return h
+}
+
+// makeRunDir creates the run's directory. k6 runs as uid 12345 in its image and must be able to write
+// its records into it, whoever owns the checkout; it also exits 0 when it cannot.
+func makeRunDir(dir string) error {
+	if _, err := os.Stat(dir); err == nil {
+		return fmt.Errorf("%s already exists: results of a run are never overwritten; pick another RUN_ID", dir)
+	}
+	for _, d := range []string{dir, filepath.Join(dir, "scenarios"), filepath.Join(dir, "logs")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return err
+		}
+	}
+	for _, d := range []string{dir, filepath.Join(dir, "scenarios")} {
+		if err := os.Chmod(d, 0o777); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// updateLatest points results/latest at the run that just finished.
+func updateLatest(resultsDir, runID string) {
+	link := filepath.Join(resultsDir, "latest")
+	tmp := link + ".tmp"
+	os.Remove(tmp)
+	if err := os.Symlink(runID, tmp); err == nil {
+		os.Rename(tmp, link)
+	}
+}
+
+func writeJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
+}
+
+func firstLine(s string, err error) string {
+	s = strings.TrimSpace(s)
+	if s == "" && err != nil {
+		return err.Error()
+	}
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+// prefixWriter writes complete lines with a prefix, so parallel k6 outputs stay readable.
+type prefixWriter struct {
+	prefix string
+	out    io.Writer
+	mu     *sync.Mutex
+	buf    []byte
+}
+
+func (p *prefixWriter) Write(b []byte) (int, error) {
+	p.buf = append(p.buf, b...)
+	for {
+		i := bytes.IndexByte(p.buf, '\n')
+		if i < 0 {
+			break
+		}
+		p.emit(p.buf[:i+1])
+		p.buf = p.buf[i+1:]
+	}
+	return len(b), nil
+}
+
+func (p *prefixWriter) Flush() {
+	if len(p.buf) > 0 {
+		p.emit(append(p.buf, '\n'))
+		p.buf = nil
+	}
+}
+
+func (p *prefixWriter) emit(line []byte) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	w := bufio.NewWriter(p.out)
+	w.WriteString(p.prefix)
+	w.Write(line)
+	w.Flush()
+}

@@ -1,0 +1,104 @@
+package report
+
+import (
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if string(want) != got {
+		t.Errorf("%s differs from the rendered output (go test -update rewrites it):\n--- got\n%s", path, got)
+	}
+}
+
+func TestLoadFailedRun(t *testing.T) {
+	s, err := Load("testdata/run-failed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Passed || s.ExitCode != 99 {
+		t.Fatalf("passed=%v exit=%d, want a failed run with exit 99", s.Passed, s.ExitCode)
+	}
+	if s.CertctlVersion != "v2.1.7" {
+		t.Errorf("certctl version %q", s.CertctlVersion)
+	}
+	byName := map[string]Scenario{}
+	for _, sc := range s.Scenarios {
+		byName[sc.Name] = sc
+	}
+	if got := byName["issuance_acceptance"].Status; got != "passed" {
+		t.Errorf("issuance_acceptance status %q", got)
+	}
+	if got := byName["list_certificates"].Status; got != "failed" {
+		t.Errorf("list_certificates status %q", got)
+	}
+	// k6 exits 0 even when it could not write its record: that scenario must not count as a pass.
+	if got := byName["ghost"]; got.Status != "no-results" || !strings.Contains(got.Problem, "k6 wrote no results") {
+		t.Errorf("ghost: %+v", got)
+	}
+	want := "list_certificates: threshold http_req_duration{scenario:list_certificates} p(95)<800"
+	found := false
+	for _, f := range s.FailedChecks {
+		found = found || f == want
+	}
+	if !found {
+		t.Errorf("failed checks %q lack %q", s.FailedChecks, want)
+	}
+}
+
+func TestGoldenText(t *testing.T) {
+	s, err := Load("testdata/run-failed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "run-failed.summary.txt", Text(s))
+	b, _ := json.MarshalIndent(s, "", "  ")
+	golden(t, "run-failed.summary.json", string(b)+"\n")
+}
+
+func TestWriteIsTheOnlyWriter(t *testing.T) {
+	dir := t.TempDir()
+	for _, f := range []string{"run.json", "scenarios/issuance_acceptance.json"} {
+		b, err := os.ReadFile(filepath.Join("testdata/run-failed", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.MkdirAll(filepath.Dir(filepath.Join(dir, f)), 0o755)
+		os.WriteFile(filepath.Join(dir, f), b, 0o644)
+	}
+	s, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Write(dir, s); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"summary.json", "summary.txt"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Errorf("%s not written: %v", f, err)
+		}
+	}
+}
+
+func TestNotARunDirectory(t *testing.T) {
+	if _, err := Load(t.TempDir()); err == nil || !strings.Contains(err.Error(), "is not a run directory") {
+		t.Fatalf("err = %v", err)
+	}
+}

@@ -1,0 +1,91 @@
+package report
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// Text renders summary.txt: the verdict first, then one row per scenario, then every threshold.
+func Text(s Summary) string {
+	var b strings.Builder
+	verdict := "PASSED"
+	if !s.Passed {
+		verdict = "FAILED"
+	}
+	r := s.Run
+	fmt.Fprintf(&b, "certctl-loadtest run %s: %s (exit %d)\n", s.RunID, verdict, s.ExitCode)
+	fmt.Fprintf(&b, "certctl %s · target %s · tiers %s · %s\n", s.CertctlVersion, r.Target, strings.Join(r.Tiers, ","), orUnknown(r.K6Version))
+	fmt.Fprintf(&b, "%s → %s (%.0f s) · host %d CPUs", r.StartedAt.UTC().Format(time.RFC3339), r.EndedAt.UTC().Format(time.RFC3339), r.DurationS, r.Host.CPUs)
+	if r.Host.DockerVersion != "" {
+		fmt.Fprintf(&b, " · docker %s", r.Host.DockerVersion)
+	}
+	b.WriteString("\n")
+	if r.Command != "" {
+		fmt.Fprintf(&b, "command: %s\n", r.Command)
+	}
+	b.WriteString("\n")
+
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "scenario\ttier\ttarget/s\tachieved/s\trequests\tdropped\terrors\tavg ms\tp50 ms\tp90 ms\tp95 ms\tp99 ms\tmax ms\tresult")
+	for _, sc := range s.Scenarios {
+		if sc.Record == nil {
+			fmt.Fprintf(tw, "%s\t%s\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t%s\n", sc.Name, sc.Tier, sc.Status)
+			continue
+		}
+		rec := sc.Record
+		l := rec.LatencyMS
+		fmt.Fprintf(tw, "%s\t%s\t%.1f\t%.1f\t%.0f\t%.0f\t%.2f%%\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
+			sc.Name, sc.Tier, rec.TargetRatePerS, rec.AchievedRatePerS, rec.Requests, rec.DroppedIterations,
+			rec.ErrorRate*100, ms(l.Avg), ms(l.P50), ms(l.P90), ms(l.P95), ms(l.P99), ms(l.Max), sc.Status)
+	}
+	tw.Flush()
+
+	b.WriteString("\nthresholds\n")
+	for _, sc := range s.Scenarios {
+		if sc.Record == nil {
+			continue
+		}
+		ts := append([]Threshold(nil), sc.Record.Thresholds...)
+		sort.SliceStable(ts, func(i, j int) bool { return ts[i].Metric < ts[j].Metric })
+		for _, t := range ts {
+			mark := "ok  "
+			if !t.OK {
+				mark = "FAIL"
+			}
+			fmt.Fprintf(&b, "  %s  %s  %s\n", mark, t.Metric, t.Expression)
+		}
+	}
+	if len(s.FailedChecks) > 0 {
+		b.WriteString("\nwhy it failed\n")
+		for _, f := range s.FailedChecks {
+			fmt.Fprintf(&b, "  - %s\n", f)
+		}
+	}
+	return b.String()
+}
+
+// ms prints a latency with three significant digits: 0.412, 3.22, 41.3, 1250.
+func ms(v float64) string {
+	switch {
+	case v == 0:
+		return "0"
+	case v < 1:
+		return fmt.Sprintf("%.3f", v)
+	case v < 10:
+		return fmt.Sprintf("%.2f", v)
+	case v < 100:
+		return fmt.Sprintf("%.1f", v)
+	default:
+		return fmt.Sprintf("%.0f", v)
+	}
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
+}

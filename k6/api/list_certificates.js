@@ -1,0 +1,17 @@
+// API tier: inventory listing (GET /api/v1/certificates?per_page=50), 50/s by default.
+import { defineScenario } from '../lib/scenario.js';
+import { listCertificates } from '../lib/certctl.js';
+
+const s = defineScenario({
+  name: 'list_certificates',
+  tier: 'api',
+  budget: 'list_certificates',
+  load: { executor: 'constant-arrival-rate', rate: 50, preAllocatedVUs: 10, maxVUs: 300 },
+});
+
+export const options = s.options;
+export const setup = s.setup;
+export const handleSummary = s.handleSummary;
+export default function () {
+  listCertificates(s.cfg, 50);
+}

@@ -1,0 +1,42 @@
+// Turns a scenario file's load shape and budget name into everything k6 needs: options, setup and
+// handleSummary. Scenario files stay a few lines long.
+import { loadConfig } from './config.js';
+import { thresholdsFor } from './thresholds.js';
+import { probeCertctl } from './probe.js';
+import { scenarioRecord, renderLine } from './summary.js';
+
+// p(99) is not in k6's default set.
+const TREND_STATS = ['avg', 'min', 'med', 'p(90)', 'p(95)', 'p(99)', 'max'];
+
+export function defineScenario(spec, env) {
+  const cfg = loadConfig(env || __ENV);
+  const load = spec.load;
+  const maxVUs = cfg.maxVUs || load.maxVUs;
+  const k6scenario = {
+    executor: load.executor,
+    rate: cfg.rateFor(spec.name, load.rate),
+    timeUnit: '1s',
+    duration: cfg.duration,
+    preAllocatedVUs: Math.min(load.preAllocatedVUs, maxVUs),
+    maxVUs,
+    gracefulStop: '15s',
+  };
+  const options = {
+    scenarios: { [spec.name]: k6scenario },
+    thresholds: thresholdsFor(spec.budget, spec.name, load.executor),
+    summaryTrendStats: TREND_STATS,
+    setupTimeout: '60s',
+  };
+  return {
+    cfg,
+    options,
+    setup: () => probeCertctl(cfg),
+    handleSummary: (data) => {
+      const rec = scenarioRecord(data, spec, k6scenario, cfg);
+      return {
+        [`${cfg.resultsDir}/scenarios/${spec.name}.json`]: JSON.stringify(rec, null, 2) + '\n',
+        stdout: renderLine(rec) + '\n',
+      };
+    },
+  };
+}

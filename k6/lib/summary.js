@@ -1,0 +1,90 @@
+// handleSummary's half of the results: one JSON record per scenario, written by the k6 process that ran
+// it. `loadtest report` merges the records of a run into summary.json and renders summary.txt; nothing
+// else writes those files.
+
+export const RECORD_SCHEMA = 'certctl-loadtest/scenario@1';
+
+function metric(data, name, scenario) {
+  return data.metrics[`${name}{scenario:${scenario}}`] || null;
+}
+
+function num(v) {
+  return typeof v === 'number' && isFinite(v) ? v : 0;
+}
+
+function round(v, digits) {
+  const f = Math.pow(10, digits);
+  return Math.round(num(v) * f) / f;
+}
+
+function latency(trend) {
+  const v = (trend && trend.values) || {};
+  return {
+    avg: round(v.avg, 3),
+    p50: round(v.med, 3),
+    p90: round(v['p(90)'], 3),
+    p95: round(v['p(95)'], 3),
+    p99: round(v['p(99)'], 3),
+    max: round(v.max, 3),
+  };
+}
+
+// Every threshold of the run, with its expression and verdict, in a stable order.
+export function thresholdResults(data) {
+  const out = [];
+  for (const name of Object.keys(data.metrics).sort()) {
+    const t = data.metrics[name].thresholds;
+    if (!t) continue;
+    for (const expr of Object.keys(t).sort()) {
+      out.push({ metric: name, expression: expr, ok: t[expr].ok === true });
+    }
+  }
+  return out;
+}
+
+export function scenarioRecord(data, spec, k6scenario, cfg) {
+  const name = spec.name;
+  const count = (m) => num(metric(data, m, name) && metric(data, m, name).values.count);
+  const iterations = count('iterations');
+  const failed = metric(data, 'http_req_failed', name);
+  const thresholds = thresholdResults(data);
+  const seconds = cfg.durationSeconds;
+  return {
+    schema: RECORD_SCHEMA,
+    scenario: name,
+    tier: spec.tier,
+    executor: k6scenario.executor,
+    duration_s: seconds,
+    target_rate_per_s: k6scenario.rate / timeUnitSeconds(k6scenario.timeUnit),
+    // Iterations per configured second; an arrival-rate run that kept up shows the target here.
+    achieved_rate_per_s: round(iterations / seconds, 3),
+    iterations,
+    dropped_iterations: count('dropped_iterations'),
+    requests: count('http_reqs'),
+    error_rate: round(failed && failed.values.rate, 6),
+    latency_ms: latency(metric(data, 'http_req_duration', name)),
+    thresholds,
+    thresholds_ok: thresholds.every((t) => t.ok),
+    vus: { pre_allocated: k6scenario.preAllocatedVUs, max: k6scenario.maxVUs },
+    test_run_duration_s: round(num(data.state && data.state.testRunDurationMs) / 1000, 3),
+    setup: data.setup_data || null,
+  };
+}
+
+function timeUnitSeconds(unit) {
+  const m = /^(\d+)?(ms|s|m|h)$/.exec(unit || '1s');
+  const n = m && m[1] ? parseInt(m[1], 10) : 1;
+  return n * ({ ms: 0.001, s: 1, m: 60, h: 3600 }[m ? m[2] : 's']);
+}
+
+export function renderLine(rec) {
+  if (!rec.setup) return `${rec.scenario}: setup failed, no load was generated (the reason is logged above)`;
+  const l = rec.latency_ms;
+  const failed = rec.thresholds.filter((t) => !t.ok).map((t) => `${t.metric} ${t.expression}`);
+  return (
+    `${rec.scenario}: ${rec.requests} requests, ${rec.achieved_rate_per_s}/s of ${rec.target_rate_per_s}/s, ` +
+    `dropped ${rec.dropped_iterations}, errors ${(rec.error_rate * 100).toFixed(2)} %, ` +
+    `p95 ${l.p95} ms, p99 ${l.p99} ms — ` +
+    (failed.length ? `FAILED: ${failed.join('; ')}` : 'thresholds ok')
+  );
+}

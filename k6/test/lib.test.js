@@ -1,0 +1,113 @@
+// Unit tests of k6/lib, run by k6 itself: make test-k6.
+import { eq, truthy, throws } from './assert.js';
+import { durationSeconds, loadConfig } from '../lib/config.js';
+import { scoped, thresholdsFor, budgetNames, budgetFor } from '../lib/thresholds.js';
+import { scenarioRecord, thresholdResults, renderLine, RECORD_SCHEMA } from '../lib/summary.js';
+
+export const options = {
+  iterations: 1,
+  vus: 1,
+  thresholds: { checks: ['rate==1'] },
+};
+
+const EXPR = /^(p\(\d+(\.\d+)?\)|avg|min|max|med|rate|count|value)\s*(<|<=|>|>=|==|!=)\s*\d+(\.\d+)?$/;
+
+function testConfig() {
+  eq('duration 5m', durationSeconds('5m'), 300);
+  eq('duration 1m30s', durationSeconds('1m30s'), 90);
+  eq('duration 500ms', durationSeconds('500ms'), 0.5);
+  eq('duration 1.5h', durationSeconds('1.5h'), 5400);
+  for (const bad of ['', '5', '5x', '0s', '-1s', '5 m', 'm5', '1s2']) {
+    throws(`duration "${bad}" rejected`, () => durationSeconds(bad), /is not a duration/);
+  }
+  const c = loadConfig({ DURATION: '30s', RATE_LIST_CERTIFICATES: '7', CERTCTL_URL: 'https://x:1/', RUN_ID: 'AbC' });
+  eq('config duration seconds', c.durationSeconds, 30);
+  eq('config rate override', c.rateFor('list_certificates', 50), 7);
+  eq('config rate default', c.rateFor('issuance_acceptance', 50), 50);
+  eq('config strips trailing slash', c.baseUrl, 'https://x:1');
+  eq('config run id lower-cased (hostname-safe names)', c.runId, 'abc');
+  eq('config default ids', c.ids.issuer, 'lt-issuer-local');
+  throws('config bad rate', () => loadConfig({ RATE_X: '0' }).rateFor('x', 5), /RATE_X="0" must be a positive whole number/);
+  throws('config bad MAX_VUS', () => loadConfig({ MAX_VUS: 'many' }), /MAX_VUS/);
+  throws('config bad DURATION', () => loadConfig({ DURATION: 'soon' }), /DURATION="soon"/);
+}
+
+function testThresholds() {
+  eq('scoped plain', scoped('http_req_duration', 'a'), 'http_req_duration{scenario:a}');
+  eq('scoped with tags', scoped('http_req_duration{endpoint:nonce}', 'a'), 'http_req_duration{endpoint:nonce,scenario:a}');
+  throws('scoped rejects scenario tag', () => scoped('x{scenario:b}', 'a'), /names a scenario itself/);
+  throws('scoped rejects junk', () => scoped('x{', 'a'), /malformed/);
+  throws('unknown budget', () => budgetFor('nope'), /no budget named "nope"/);
+
+  const names = budgetNames();
+  truthy('budgets exist', names.length >= 2);
+  for (const name of names) {
+    const b = budgetFor(name);
+    eq(`${name}: dropped_iterations count==0`, b.dropped_iterations, ['count==0']);
+    for (const [sel, exprs] of Object.entries(b)) {
+      for (const e of exprs) truthy(`${name}: "${sel}: ${e}" is a k6 threshold expression`, EXPR.test(e));
+    }
+    const t = thresholdsFor(name, name, 'constant-arrival-rate');
+    for (const key of Object.keys(t)) {
+      truthy(`${name}: ${key} is scoped to its scenario`, key.indexOf(`scenario:${name}`) > 0);
+    }
+    eq(`${name}: http_reqs recorded without a verdict`, t[`http_reqs{scenario:${name}}`], []);
+  }
+  const t = thresholdsFor('issuance_acceptance', 'issuance_acceptance', 'constant-arrival-rate');
+  eq('issuance p95/p99', t['http_req_duration{scenario:issuance_acceptance}'], ['p(95)<2000', 'p(99)<5000']);
+  eq('list p95/p99', thresholdsFor('list_certificates', 'list_certificates', 'constant-arrival-rate')['http_req_duration{scenario:list_certificates}'], ['p(95)<800', 'p(99)<2000']);
+}
+
+function fakeData() {
+  return {
+    state: { testRunDurationMs: 31500 },
+    setup_data: { certctl_version: 'v2.1.7', base_url: 'https://certctl-server:8443' },
+    metrics: {
+      'http_reqs{scenario:s}': { type: 'counter', values: { count: 1500, rate: 47.6 } },
+      'iterations{scenario:s}': { type: 'counter', values: { count: 1490, rate: 47.3 } },
+      'dropped_iterations{scenario:s}': { type: 'counter', values: { count: 10, rate: 0.3 }, thresholds: { 'count==0': { ok: false } } },
+      'http_req_failed{scenario:s}': { type: 'rate', values: { rate: 0.002, passes: 3, fails: 1497 }, thresholds: { 'rate<0.01': { ok: true } } },
+      'http_req_duration{scenario:s}': {
+        type: 'trend',
+        values: { avg: 3.5, min: 1, med: 3.1, 'p(90)': 5, 'p(95)': 6.25, 'p(99)': 9.5, max: 40 },
+        thresholds: { 'p(95)<800': { ok: true }, 'p(99)<2000': { ok: true } },
+      },
+      http_reqs: { type: 'counter', values: { count: 1503, rate: 47.7 } },
+    },
+  };
+}
+
+function testSummary() {
+  const spec = { name: 's', tier: 'api' };
+  const k6scenario = { executor: 'constant-arrival-rate', rate: 50, timeUnit: '1s', preAllocatedVUs: 10, maxVUs: 300 };
+  const rec = scenarioRecord(fakeData(), spec, k6scenario, { durationSeconds: 30 });
+  eq('record schema', rec.schema, RECORD_SCHEMA);
+  eq('record requests come from the scenario sub-metric, not setup', rec.requests, 1500);
+  eq('record target rate', rec.target_rate_per_s, 50);
+  eq('record achieved rate = iterations / configured duration', rec.achieved_rate_per_s, 49.667);
+  eq('record dropped', rec.dropped_iterations, 10);
+  eq('record error rate', rec.error_rate, 0.002);
+  eq('record latency', rec.latency_ms, { avg: 3.5, p50: 3.1, p90: 5, p95: 6.25, p99: 9.5, max: 40 });
+  eq('record verdict', rec.thresholds_ok, false);
+  eq('record setup data', rec.setup.certctl_version, 'v2.1.7');
+  eq('threshold list', thresholdResults(fakeData()).map((t) => `${t.ok ? 'ok' : 'FAIL'} ${t.metric} ${t.expression}`), [
+    'FAIL dropped_iterations{scenario:s} count==0',
+    'ok http_req_duration{scenario:s} p(95)<800',
+    'ok http_req_duration{scenario:s} p(99)<2000',
+    'ok http_req_failed{scenario:s} rate<0.01',
+  ]);
+  truthy('line names the failed threshold', /FAILED: dropped_iterations\{scenario:s\} count==0/.test(renderLine(rec)));
+  const empty = scenarioRecord({ metrics: {}, state: {} }, spec, k6scenario, { durationSeconds: 30 });
+  eq('a scenario with no samples reports zeros, not NaN', [empty.requests, empty.latency_ms.p99, empty.error_rate], [0, 0, 0]);
+}
+
+export default function () {
+  testConfig();
+  testThresholds();
+  testSummary();
+}
+
+export function handleSummary(data) {
+  const c = data.metrics.checks.values;
+  return { stdout: `k6/lib tests: ${c.passes} passed, ${c.fails} failed\n` };
+}

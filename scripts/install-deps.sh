@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Installs what the harness needs on Debian bookworm, as root, without a container registry:
+# Docker Engine (Debian's docker.io), the Compose v2 plugin built from the Go module proxy, debootstrap
+# for the offline images, PostgreSQL 15 for the double's unit tests. Starts dockerd if it is not running.
+# Idempotent: each step is skipped when already done.
+set -euo pipefail
+
+COMPOSE_VERSION=${COMPOSE_VERSION:-v2.40.3}
+PLUGIN=/usr/local/lib/docker/cli-plugins/docker-compose
+log() { echo "install-deps: $*" >&2; }
+die() { echo "install-deps: $*" >&2; exit 1; }
+
+[ "$(id -u)" = 0 ] || die "run as root (it installs Debian packages and starts dockerd)"
+
+need=()
+command -v dockerd >/dev/null || need+=(docker.io)
+command -v debootstrap >/dev/null || need+=(debootstrap)
+[ -x /usr/lib/postgresql/15/bin/initdb ] || need+=(postgresql-15)
+command -v curl >/dev/null || need+=(curl)
+if [ ${#need[@]} -gt 0 ]; then
+  log "apt-get install ${need[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+fi
+
+# Compose v2 is not packaged in bookworm, and `go install` refuses its go.mod (exclude directives):
+# build inside the downloaded module instead.
+if ! docker compose version >/dev/null 2>&1 || ! docker compose version --short 2>/dev/null | grep -q "${COMPOSE_VERSION#v}"; then
+  log "building the docker compose plugin $COMPOSE_VERSION from the Go module proxy"
+  dir=$(cd /tmp && GOFLAGS=-mod=mod go mod download -json "github.com/docker/compose/v2@$COMPOSE_VERSION" \
+        | python3 -c 'import json,sys; print(json.load(sys.stdin)["Dir"])')
+  mkdir -p "$(dirname "$PLUGIN")"
+  (cd "$dir" && CGO_ENABLED=0 go build -trimpath \
+     -ldflags "-s -w -X github.com/docker/compose/v2/internal.Version=$COMPOSE_VERSION" -o "$PLUGIN.tmp" ./cmd)
+  mv "$PLUGIN.tmp" "$PLUGIN"
+fi
+
+if ! docker info >/dev/null 2>&1; then
+  log "starting dockerd"
+  nohup dockerd >/var/log/dockerd.log 2>&1 &
+  for _ in $(seq 1 60); do docker info >/dev/null 2>&1 && break; sleep 1; done
+  docker info >/dev/null 2>&1 || die "dockerd did not start; see /var/log/dockerd.log"
+fi
+log "docker $(docker version --format '{{.Server.Version}}'), compose $(docker compose version --short)"

@@ -1,0 +1,29 @@
+-- Base rows every scenario references: one team, owner, renewal policy, local issuer and certificate
+-- profile. Ids come from psql variables (set from the x-seed-ids block of docker-compose.yml) and carry
+-- an `lt-` prefix so they never collide with an operator's data. No network-scan targets, no other
+-- issuer: certctl dials whatever is enabled (FACTS.md §1). Idempotent.
+BEGIN;
+
+INSERT INTO teams (id, name, description)
+VALUES (:'team_id', 'certctl-loadtest', 'load-test harness rows')
+ON CONFLICT DO NOTHING;
+
+INSERT INTO owners (id, name, email, team_id)
+VALUES (:'owner_id', 'certctl-loadtest', 'loadtest@example.com', :'team_id')
+ON CONFLICT DO NOTHING;
+
+INSERT INTO renewal_policies (id, name, renewal_window_days, auto_renew)
+VALUES (:'policy_id', 'certctl-loadtest 30-day', 30, true)
+ON CONFLICT DO NOTHING;
+
+-- GenericCA without a CA path: certctl generates the CA in memory at boot (FACTS.md §2).
+INSERT INTO issuers (id, name, type, config, enabled)
+VALUES (:'issuer_id', 'certctl-loadtest local CA', 'GenericCA',
+        '{"ca_common_name": "certctl-loadtest issuing CA", "validity_days": 90}', true)
+ON CONFLICT DO NOTHING;
+
+INSERT INTO certificate_profiles (id, name, description, max_ttl_seconds, acme_auth_mode)
+VALUES (:'profile_id', 'certctl-loadtest TLS', 'load-test harness profile', 7776000, 'trust_authenticated')
+ON CONFLICT DO NOTHING;
+
+COMMIT;

@@ -1,0 +1,117 @@
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// A green run through make: exit 0, and summary.json carries every figure the issue asks for.
+func TestAPITierGreen(t *testing.T) {
+	r := run(t, doubleEnv(t), "make", "loadtest")
+	wantCode(t, r, 0)
+	s := r.summary
+	if !s.Passed || s.ExitCode != 0 || len(s.Failed) != 0 {
+		t.Fatalf("summary says passed=%v exit=%d failed=%v", s.Passed, s.ExitCode, s.Failed)
+	}
+	if !strings.HasPrefix(s.CertctlVersion, "certctl-double") {
+		t.Errorf("certctl version %q: should come from /api/v1/version of the double", s.CertctlVersion)
+	}
+	if !strings.Contains(s.Run.K6Version, "v2.2.0") {
+		t.Errorf("k6 version %q", s.Run.K6Version)
+	}
+	if s.Run.Images["certctl-server"] != "certctl-loadtest/certctl-double:dev" || !strings.HasPrefix(s.Run.Images["k6"], "certctl-loadtest-offline/k6:") {
+		t.Errorf("images %v", s.Run.Images)
+	}
+	if s.Run.Host.CPUs < 1 || s.Run.DurationS <= 0 || !s.Run.EndedAt.After(s.Run.StartedAt) {
+		t.Errorf("run metadata: cpus %d duration %v start %v end %v", s.Run.Host.CPUs, s.Run.DurationS, s.Run.StartedAt, s.Run.EndedAt)
+	}
+	if s.Run.Config["CERTCTL_TOKEN"] != "[redacted]" || s.Run.Config["DURATION"] != "5s" {
+		t.Errorf("effective config %v", s.Run.Config)
+	}
+	if len(s.Scenarios) != 2 {
+		t.Fatalf("%d scenarios, want issuance_acceptance and list_certificates", len(s.Scenarios))
+	}
+	for _, sc := range s.Scenarios {
+		res := sc.Result
+		if sc.Status != "passed" || res == nil {
+			t.Errorf("%s: %s %s", sc.Name, sc.Status, sc.Problem)
+			continue
+		}
+		if res.TargetRate != 50 || res.AchievedRate < 45 || res.Requests < 200 || res.Dropped != 0 || res.ErrorRate != 0 {
+			t.Errorf("%s: target %v achieved %v requests %v dropped %v errors %v", sc.Name, res.TargetRate, res.AchievedRate, res.Requests, res.Dropped, res.ErrorRate)
+		}
+		l := res.LatencyMS
+		if !(l.P50 > 0 && l.P50 <= l.P90 && l.P90 <= l.P95 && l.P95 <= l.P99 && l.P99 <= l.Max && l.Avg > 0) {
+			t.Errorf("%s: latency %+v", sc.Name, l)
+		}
+		if len(res.Thresholds) != 4 {
+			t.Errorf("%s: %d thresholds, want p95, p99, failed rate, dropped", sc.Name, len(res.Thresholds))
+		}
+	}
+	txt, err := os.ReadFile(filepath.Join(r.dir, "summary.txt"))
+	if err != nil || !strings.Contains(string(txt), "PASSED (exit 0)") {
+		t.Errorf("summary.txt: %v\n%s", err, txt)
+	}
+	latest, err := os.Readlink(filepath.Join(filepath.Dir(r.dir), "latest"))
+	if err != nil || latest != filepath.Base(r.dir) {
+		t.Errorf("results/latest -> %q (%v), want %s", latest, err, filepath.Base(r.dir))
+	}
+	assertNoSecrets(t, r.dir)
+}
+
+// assertNoSecrets: the per-run token is in no file of the results.
+func assertNoSecrets(t *testing.T, dir string) {
+	b, err := os.ReadFile(filepath.Join(dir, "run.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(b), `"CERTCTL_TOKEN": "lt-`) {
+		t.Errorf("run.json holds the token")
+	}
+}
+
+// Each API-tier threshold is breached by a run built for it, and only the intended ones fail.
+func TestAPIThresholdsCanFail(t *testing.T) {
+	cases := []struct {
+		name  string
+		env   []string
+		issue []string // failing thresholds of issuance_acceptance
+		list  []string // failing thresholds of list_certificates
+	}{
+		{
+			// 6 s on creates: past both issuance budgets (2 s, 5 s); 10/s keeps 60 VUs busy, well under max.
+			name:  "issuance latency",
+			env:   []string{"DOUBLE_LATENCY=6s", "DOUBLE_FAULT_ROUTE=POST /api/v1/certificates", "RATE_ISSUANCE_ACCEPTANCE=10"},
+			issue: []string{"http_req_duration p(95)<2000", "http_req_duration p(99)<5000"},
+		},
+		{
+			name: "list latency",
+			env:  []string{"DOUBLE_LATENCY=2500ms", "DOUBLE_FAULT_ROUTE=GET /api/v1/certificates", "RATE_LIST_CERTIFICATES=10"},
+			list: []string{"http_req_duration p(95)<800", "http_req_duration p(99)<2000"},
+		},
+		{
+			name:  "error rate",
+			env:   []string{"DOUBLE_ERROR_RATE=0.2"},
+			issue: []string{"http_req_failed rate<0.01"},
+			list:  []string{"http_req_failed rate<0.01"},
+		},
+		{
+			// One VU at 200 ms per request delivers 5/s of the 50/s asked: the load was not delivered.
+			name:  "dropped iterations",
+			env:   []string{"MAX_VUS=1", "DOUBLE_LATENCY=200ms"},
+			issue: []string{"dropped_iterations count==0"},
+			list:  []string{"dropped_iterations count==0"},
+		},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := loadtestRun(t, doubleEnv(t, c.env...))
+			wantCode(t, r, 99)
+			wantThresholds(t, r, "issuance_acceptance", c.issue...)
+			wantThresholds(t, r, "list_certificates", c.list...)
+			wantOutput(t, r, `FAILED \(exit 99\)`)
+		})
+	}
+}

@@ -1,0 +1,241 @@
+// Package e2e runs the harness end to end: the real compose file, the offline images, the certctl
+// double, real k6 and PostgreSQL, at short durations. Each test pins an exit code and what the results
+// say, and checks that the run left no container, volume or network behind.
+package e2e
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+var (
+	root     string
+	loadtest string
+)
+
+func TestMain(m *testing.M) {
+	var err error
+	root, err = filepath.Abs("../..")
+	if err != nil {
+		panic(err)
+	}
+	bin, err := os.MkdirTemp("", "loadtest-e2e-")
+	if err != nil {
+		panic(err)
+	}
+	loadtest = filepath.Join(bin, "loadtest")
+	build := exec.Command("go", "build", "-o", loadtest, "./cmd/loadtest")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "building loadtest: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	if err := exec.Command("docker", "info").Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e: the Docker engine is not reachable; start dockerd (these tests do not skip)")
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(bin)
+	os.Exit(code)
+}
+
+type result struct {
+	code    int
+	output  string
+	elapsed time.Duration
+	dir     string // the run directory, if one was reported
+	summary summary
+}
+
+// summary is the part of summary.json the tests read.
+type summary struct {
+	RunID          string   `json:"run_id"`
+	Passed         bool     `json:"passed"`
+	ExitCode       int      `json:"exit_code"`
+	Failed         []string `json:"failed"`
+	CertctlVersion string   `json:"certctl_version"`
+	Run            struct {
+		RunID     string            `json:"run_id"`
+		StartedAt time.Time         `json:"started_at"`
+		EndedAt   time.Time         `json:"ended_at"`
+		DurationS float64           `json:"duration_s"`
+		Tiers     []string          `json:"tiers"`
+		Target    string            `json:"target"`
+		Images    map[string]string `json:"images"`
+		K6Version string            `json:"k6_version"`
+		Host      struct {
+			CPUs int `json:"cpus"`
+		} `json:"host"`
+		Config map[string]string `json:"config"`
+	} `json:"run"`
+	Scenarios []struct {
+		Name     string `json:"name"`
+		Status   string `json:"status"`
+		ExitCode int    `json:"exit_code"`
+		Problem  string `json:"problem"`
+		Result   *struct {
+			TargetRate   float64 `json:"target_rate_per_s"`
+			AchievedRate float64 `json:"achieved_rate_per_s"`
+			Requests     float64 `json:"requests"`
+			Dropped      float64 `json:"dropped_iterations"`
+			ErrorRate    float64 `json:"error_rate"`
+			LatencyMS    struct {
+				Avg, P50, P90, P95, P99, Max float64
+			} `json:"latency_ms"`
+			Thresholds []struct {
+				Metric     string `json:"metric"`
+				Expression string `json:"expression"`
+				OK         bool   `json:"ok"`
+			} `json:"thresholds"`
+		} `json:"result"`
+	} `json:"scenarios"`
+}
+
+var runDirRE = regexp.MustCompile(`loadtest: results in (\S+)`)
+
+// doubleEnv is a short API-tier run against the double on the offline images.
+func doubleEnv(t *testing.T, extra ...string) []string {
+	env := []string{
+		"TARGET=double", "IMAGES=offline", "TIER=api", "DURATION=5s", "START_TIMEOUT=90s",
+		"RESULTS_DIR=" + t.TempDir(),
+	}
+	return append(env, extra...)
+}
+
+// run runs `name args...` from the repository root with env on top of the test's environment.
+func run(t *testing.T, env []string, name string, args ...string) result {
+	t.Helper()
+	cmd := exec.Command(name, args...)
+	cmd.Dir = root
+	cmd.Env = append(cleanEnv(), env...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	start := time.Now()
+	err := cmd.Run()
+	r := result{elapsed: time.Since(start), output: out.String()}
+	if ee, ok := err.(*exec.ExitError); ok {
+		r.code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	if m := runDirRE.FindStringSubmatch(r.output); m != nil {
+		r.dir = m[1]
+		if b, err := os.ReadFile(filepath.Join(r.dir, "summary.json")); err == nil {
+			if err := json.Unmarshal(b, &r.summary); err != nil {
+				t.Fatalf("summary.json: %v", err)
+			}
+		}
+	}
+	t.Logf("%s %s: exit %d in %s", name, strings.Join(args, " "), r.code, r.elapsed.Round(time.Millisecond))
+	t.Cleanup(func() { assertNothingLeft(t, r) })
+	return r
+}
+
+// cleanEnv drops harness variables the caller may have set, so each test states its own.
+func cleanEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		k := kv[:strings.IndexByte(kv, '=')]
+		switch {
+		case strings.HasPrefix(k, "DOUBLE_"), strings.HasPrefix(k, "RATE_"), k == "TIER", k == "TARGET",
+			k == "DURATION", k == "IMAGES", k == "MAX_VUS", k == "CLIENT_TOKEN", k == "CERTCTL_IMAGE",
+			k == "RUN_ID", k == "RESULTS_DIR", k == "MAKEFLAGS", k == "MAKELEVEL":
+			continue
+		}
+		env = append(env, kv)
+	}
+	return env
+}
+
+func loadtestRun(t *testing.T, env []string) result {
+	return run(t, env, loadtest, "run")
+}
+
+// assertNothingLeft: a run, whatever its outcome, leaves no container, volume or network of its project.
+func assertNothingLeft(t *testing.T, r result) {
+	if r.summary.RunID == "" && r.dir == "" {
+		// Runs that failed before starting anything still must not leave a stack; check by prefix.
+		out, _ := exec.Command("docker", "ps", "-aq", "--filter", "label=com.docker.compose.project").Output()
+		if len(bytes.TrimSpace(out)) > 0 {
+			t.Errorf("containers left behind: %s", out)
+		}
+		return
+	}
+	project := "certctl-lt-" + filepath.Base(r.dir)
+	for _, what := range [][]string{
+		{"ps", "-aq"}, {"volume", "ls", "-q"}, {"network", "ls", "-q"},
+	} {
+		args := append(what, "--filter", "label=com.docker.compose.project="+project)
+		out, err := exec.Command("docker", args...).Output()
+		if err != nil {
+			t.Errorf("docker %v: %v", args, err)
+			continue
+		}
+		if s := strings.TrimSpace(string(out)); s != "" {
+			t.Errorf("run %s left %s behind: %s", project, what[0], s)
+		}
+	}
+}
+
+func scenarioByName(t *testing.T, s summary, name string) (status string, thresholds map[string]bool) {
+	t.Helper()
+	for _, sc := range s.Scenarios {
+		if sc.Name == name {
+			thresholds = map[string]bool{}
+			if sc.Result != nil {
+				for _, th := range sc.Result.Thresholds {
+					thresholds[strings.SplitN(th.Metric, "{", 2)[0]+" "+th.Expression] = th.OK
+				}
+			}
+			return sc.Status, thresholds
+		}
+	}
+	t.Fatalf("scenario %s not in summary.json", name)
+	return "", nil
+}
+
+func wantCode(t *testing.T, r result, code int) {
+	t.Helper()
+	if r.code != code {
+		t.Fatalf("exit %d, want %d; output:\n%s", r.code, code, r.output)
+	}
+}
+
+func wantOutput(t *testing.T, r result, pattern string) {
+	t.Helper()
+	if !regexp.MustCompile(pattern).MatchString(r.output) {
+		t.Fatalf("output does not match %q:\n%s", pattern, r.output)
+	}
+}
+
+// wantThresholds checks that exactly the named thresholds failed in a scenario and all others passed.
+func wantThresholds(t *testing.T, r result, scenario string, failing ...string) {
+	t.Helper()
+	_, th := scenarioByName(t, r.summary, scenario)
+	if len(th) == 0 {
+		t.Fatalf("%s: no thresholds in summary.json", scenario)
+	}
+	fail := map[string]bool{}
+	for _, f := range failing {
+		fail[f] = true
+		if _, ok := th[f]; !ok {
+			t.Errorf("%s: threshold %q not in summary.json (have %v)", scenario, f, th)
+		}
+	}
+	for name, ok := range th {
+		if fail[name] && ok {
+			t.Errorf("%s: threshold %q passed; this run was built to breach it", scenario, name)
+		}
+		if !fail[name] && !ok {
+			t.Errorf("%s: threshold %q failed unexpectedly", scenario, name)
+		}
+	}
+}

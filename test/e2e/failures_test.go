@@ -1,0 +1,105 @@
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// Bad input fails in seconds with a sentence that says what to fix, before any stack exists.
+func TestBadInput(t *testing.T) {
+	cases := []struct {
+		name, pattern string
+		code          int
+		env           []string
+	}{
+		{"unknown tier", `TIER="bogus": unknown tier "bogus"; known tiers: api`, 2, []string{"TIER=bogus"}},
+		{"unknown target", `TARGET="prod" is not a target: use certctl .* or double`, 2, []string{"TARGET=prod"}},
+		{"malformed duration", `DURATION="5x" is not a duration: use a number with ms, s, m or h`, 2, []string{"DURATION=5x"}},
+		{"bad rate", `RATE_LIST_CERTIFICATES="fast" must be a positive whole number`, 2, []string{"RATE_LIST_CERTIFICATES=fast"}},
+		{"unknown image set", `IMAGES="local": use upstream .* or offline`, 2, []string{"IMAGES=local"}},
+		{"missing schema for the double", `CERTCTL_SCHEMA=/nonexistent/schema.sql is not a file`, 2, []string{"CERTCTL_SCHEMA=/nonexistent/schema.sql"}},
+		{"missing image", `image\(s\) not available: certctl-loadtest/no-such-certctl:1: run .make images.`, 3,
+			[]string{"TARGET=certctl", "CERTCTL_IMAGE=certctl-loadtest/no-such-certctl:1"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := loadtestRun(t, doubleEnv(t, c.env...))
+			wantCode(t, r, c.code)
+			wantOutput(t, r, c.pattern)
+			if r.elapsed > 20*time.Second {
+				t.Errorf("took %s to reject bad input", r.elapsed)
+			}
+		})
+	}
+	t.Run("through make", func(t *testing.T) {
+		r := run(t, doubleEnv(t, "TIER=bogus"), "make", "loadtest")
+		if r.code == 0 {
+			t.Fatal("make loadtest passed with an unknown tier")
+		}
+		wantOutput(t, r, `unknown tier "bogus"`)
+		wantOutput(t, r, `make: loadtest exited 2`)
+	})
+}
+
+// A server that never becomes healthy stops the run at START_TIMEOUT, naming the service and its log.
+func TestServerNeverHealthy(t *testing.T) {
+	r := loadtestRun(t, doubleEnv(t, "DOUBLE_UNHEALTHY=true", "START_TIMEOUT=8s"))
+	wantCode(t, r, 3)
+	wantOutput(t, r, `certctl-server did not become healthy within 8s \(START_TIMEOUT\)`)
+	if r.elapsed > 90*time.Second {
+		t.Errorf("took %s", r.elapsed)
+	}
+	if r.summary.Passed || r.summary.ExitCode != 3 {
+		t.Errorf("summary.json: passed=%v exit=%d", r.summary.Passed, r.summary.ExitCode)
+	}
+}
+
+// A wrong token is refused by setup() before any load, in one sentence, and the results say so.
+func TestWrongToken(t *testing.T) {
+	r := loadtestRun(t, doubleEnv(t, "CLIENT_TOKEN=not-the-token"))
+	wantCode(t, r, 108)
+	wantOutput(t, r, `certctl rejected the API token \(401 on /api/v1/auth/check\): set CERTCTL_TOKEN`)
+	for _, sc := range r.summary.Scenarios {
+		if sc.Status != "failed" || sc.ExitCode != 108 {
+			t.Errorf("%s: %s exit %d", sc.Name, sc.Status, sc.ExitCode)
+		}
+		if sc.Problem == "" {
+			t.Errorf("%s: no problem recorded", sc.Name)
+		}
+	}
+}
+
+// The server dies mid-run: the run fails, and the figures of what did run are kept. A re-run right
+// after works and gets its own directory.
+func TestServerKilledMidRunThenRerun(t *testing.T) {
+	results := t.TempDir()
+	env := doubleEnv(t, "DURATION=20s", "DOUBLE_EXIT_AFTER=14s", "RESULTS_DIR="+results)
+	r := loadtestRun(t, env)
+	if r.code == 0 {
+		t.Fatalf("run passed although the server died:\n%s", r.output)
+	}
+	wantCode(t, r, 99)
+	for _, sc := range r.summary.Scenarios {
+		if sc.Result == nil || sc.Result.Requests == 0 {
+			t.Errorf("%s: the figures of the part that ran are lost", sc.Name)
+			continue
+		}
+		_, th := scenarioByName(t, r.summary, sc.Name)
+		if th["http_req_failed rate<0.01"] {
+			t.Errorf("%s: failed-requests threshold passed with the server gone", sc.Name)
+		}
+	}
+
+	again := loadtestRun(t, doubleEnv(t, "RESULTS_DIR="+results))
+	wantCode(t, again, 0)
+	if again.dir == r.dir {
+		t.Fatal("the re-run wrote into the failed run's directory")
+	}
+	for _, d := range []string{r.dir, again.dir} {
+		if _, err := os.Stat(filepath.Join(d, "summary.json")); err != nil {
+			t.Errorf("%s: %v", d, err)
+		}
+	}
+}
