@@ -97,11 +97,11 @@ func commandLine(getenv func(string) string) string {
 			parts = append(parts, k+"="+v)
 		}
 	}
-	goal := getenv("LOADTEST_GOAL")
-	if goal == "" {
-		goal = "loadtest"
+	cmd := "loadtest run"
+	if goal := getenv("LOADTEST_GOAL"); goal != "" {
+		cmd = "make " + goal
 	}
-	return strings.TrimSpace("make " + goal + " " + strings.Join(parts, " "))
+	return strings.TrimSpace(cmd + " " + strings.Join(parts, " "))
 }
 
 // RepoRoot finds the repository from the working directory upwards (docker-compose.yml and k6/).

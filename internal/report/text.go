@@ -28,8 +28,13 @@ func Text(s Summary) string {
 	}
 	b.WriteString("\n")
 
+	if len(s.Scenarios) == 0 {
+		b.WriteString("no scenario ran\n")
+	}
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "scenario\ttier\ttarget/s\tachieved/s\trequests\tdropped\terrors\tavg ms\tp50 ms\tp90 ms\tp95 ms\tp99 ms\tmax ms\tresult")
+	if len(s.Scenarios) > 0 {
+		fmt.Fprintln(tw, "scenario\ttier\ttarget/s\tachieved/s\trequests\tdropped\terrors\tavg ms\tp50 ms\tp90 ms\tp95 ms\tp99 ms\tmax ms\tresult")
+	}
 	for _, sc := range s.Scenarios {
 		if sc.Record == nil {
 			fmt.Fprintf(tw, "%s\t%s\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t%s\n", sc.Name, sc.Tier, sc.Status)
@@ -43,7 +48,9 @@ func Text(s Summary) string {
 	}
 	tw.Flush()
 
-	b.WriteString("\nthresholds\n")
+	if len(s.Scenarios) > 0 {
+		b.WriteString("\nthresholds\n")
+	}
 	for _, sc := range s.Scenarios {
 		if sc.Record == nil {
 			continue

@@ -1,0 +1,137 @@
+package harness
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"certctl-loadtest/internal/report"
+)
+
+// fakeRepo lays out k6/<tier>/*.js like the real repository.
+func fakeRepo(t *testing.T, files ...string) string {
+	root := t.TempDir()
+	for _, f := range files {
+		p := filepath.Join(root, f)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		os.WriteFile(p, []byte("// scenario\n"), 0o644)
+	}
+	return root
+}
+
+func env(kv ...string) func(string) string {
+	m := map[string]string{}
+	for _, s := range kv {
+		k, v, _ := strings.Cut(s, "=")
+		m[k] = v
+	}
+	return func(k string) string { return m[k] }
+}
+
+var now = time.Date(2026, 11, 22, 15, 0, 0, 0, time.UTC)
+
+func TestTiersFoundByGlob(t *testing.T) {
+	root := fakeRepo(t, "k6/api/a.js", "k6/api/b.js", "k6/scale/c.js", "k6/lib/x.js", "k6/test/y.js", "k6/acme/d.js")
+	c, err := Load(root, env(), now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(c.Tiers, ","); got != "acme,api" {
+		t.Errorf("default tiers %q: scale runs only when asked, lib and test are not tiers", got)
+	}
+	c, err = Load(root, env("TIER=scale"), now)
+	if err != nil || len(c.Scenarios) != 1 || c.Scenarios[0].Path != "k6/scale/c.js" {
+		t.Errorf("TIER=scale: %+v %v", c.Scenarios, err)
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	root := fakeRepo(t, "k6/api/list_certificates.js")
+	for _, c := range []struct{ env, want string }{
+		{"TIER=nope", `TIER="nope": unknown tier "nope"; known tiers: api (or default)`},
+		{"TARGET=staging", `TARGET="staging" is not a target`},
+		{"DURATION=5", `DURATION="5" is not a duration`},
+		{"DURATION=0s", `DURATION="0s" is not a duration`},
+		{"DURATION=1m30", `DURATION="1m30" is not a duration`},
+		{"START_TIMEOUT=soon", `START_TIMEOUT="soon" is not a duration`},
+		{"RATE_LIST_CERTIFICATES=-3", `RATE_LIST_CERTIFICATES="-3" must be a positive whole number`},
+		{"MAX_VUS=0", `MAX_VUS="0" must be a positive whole number`},
+		{"IMAGES=mine", `IMAGES="mine"`},
+		{"RUN_ID=../etc", `RUN_ID="../etc"`},
+		{"TARGET=double,CERTCTL_SCHEMA=/nope.sql", `CERTCTL_SCHEMA=/nope.sql is not a file`},
+	} {
+		_, err := Load(root, env(strings.Split(c.env, ",")...), now)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: err %v, want %q", c.env, err, c.want)
+		}
+	}
+}
+
+func TestDurationsK6Accepts(t *testing.T) {
+	for s, want := range map[string]time.Duration{"5m": 5 * time.Minute, "1m30s": 90 * time.Second, "500ms": 500 * time.Millisecond, "1.5h": 90 * time.Minute} {
+		if d, err := ParseDuration("DURATION", s); err != nil || d != want {
+			t.Errorf("%s: %v %v", s, d, err)
+		}
+	}
+}
+
+func TestSecretsRedacted(t *testing.T) {
+	root := fakeRepo(t, "k6/api/a.js")
+	c, err := Load(root, env("CLIENT_TOKEN=client-secret"), now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := c.Redacted()
+	for k, v := range r {
+		for _, s := range append(c.Secrets, "client-secret") {
+			if strings.Contains(v, s) {
+				t.Errorf("%s=%s leaks a secret", k, v)
+			}
+		}
+	}
+	if r["CERTCTL_TOKEN"] != "[redacted]" || r["CLIENT_TOKEN"] != "[redacted]" || r["DURATION"] != "5m" {
+		t.Errorf("%v", r)
+	}
+}
+
+func TestRunIDIsFreshAndDirsNeverReused(t *testing.T) {
+	root := fakeRepo(t, "k6/api/a.js")
+	a, _ := Load(root, env(), now)
+	b, _ := Load(root, env(), now)
+	if a.RunID == b.RunID {
+		t.Errorf("two runs in the same second share run id %s", a.RunID)
+	}
+	dir := filepath.Join(t.TempDir(), "r1")
+	if err := makeRunDir(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := makeRunDir(dir); err == nil || !strings.Contains(err.Error(), "never overwritten") {
+		t.Errorf("second makeRunDir: %v", err)
+	}
+}
+
+func TestVerdict(t *testing.T) {
+	runs := func(codes ...int) []report.ScenarioRun {
+		var r []report.ScenarioRun
+		for _, c := range codes {
+			r = append(r, report.ScenarioRun{ExitCode: c})
+		}
+		return r
+	}
+	for _, c := range []struct {
+		codes []int
+		want  int
+	}{
+		{[]int{0, 0}, 0},
+		{[]int{0, 99}, 99},
+		{[]int{99, 108}, 108}, // an aborted scenario is worse than a breached budget
+		{[]int{108, 99}, 108},
+		{[]int{107, 0}, 107},
+	} {
+		if got := verdict(runs(c.codes...)); got != c.want {
+			t.Errorf("%v: %d, want %d", c.codes, got, c.want)
+		}
+	}
+}
