@@ -182,8 +182,10 @@ func loadFaults(getenv func(string) string) (Faults, error) {
 		}
 	}
 	if v := getenv("DOUBLE_FAULT_ROUTE"); v != "" {
-		if !faultRouteRE.MatchString(v) {
-			return f, fmt.Errorf("DOUBLE_FAULT_ROUTE: %q is not \"METHOD\" or \"METHOD /path-prefix\" (e.g. \"POST /api/v1/certificates\")", v)
+		for _, route := range strings.Split(v, ",") {
+			if !faultRouteRE.MatchString(strings.TrimSpace(route)) {
+				return f, fmt.Errorf("DOUBLE_FAULT_ROUTE: %q is not \"METHOD\" or \"METHOD /path-prefix\", comma-separated (e.g. \"POST /api/v1/certificates\")", route)
+			}
 		}
 		f.Route = v
 	}

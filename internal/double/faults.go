@@ -19,9 +19,19 @@ func (fi *faultInjector) applies(r *http.Request) bool {
 	if r.URL.Path == "/health" || r.URL.Path == "/ready" {
 		return false
 	}
+	if fi.f.Route == "" {
+		return true
+	}
 	// Method and path only: a route of "GET /api/v1/certificates" must
-	// match "GET /api/v1/certificates?per_page=50".
-	return fi.f.Route == "" || strings.HasPrefix(r.Method+" "+r.URL.Path, fi.f.Route)
+	// match "GET /api/v1/certificates?per_page=50". A comma separates
+	// routes, so one run can fault several endpoints but not the probe.
+	req := r.Method + " " + r.URL.Path
+	for _, route := range strings.Split(fi.f.Route, ",") {
+		if route = strings.TrimSpace(route); route != "" && strings.HasPrefix(req, route) {
+			return true
+		}
+	}
+	return false
 }
 
 func (fi *faultInjector) middleware(next http.Handler) http.Handler {

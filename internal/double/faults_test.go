@@ -110,3 +110,26 @@ func TestScheduleExit(t *testing.T) {
 	case <-time.After(150 * time.Millisecond):
 	}
 }
+
+func TestFaultRouteList(t *testing.T) {
+	fi := newFaultInjector(Faults{Route: "POST /api/v1/certificates, GET /api/v1/certificates", ErrorRate: 1})
+	for _, c := range []struct {
+		method, target string
+		want           bool
+	}{
+		{"POST", "/api/v1/certificates", true},
+		{"GET", "/api/v1/certificates?per_page=50", true},
+		{"GET", "/api/v1/auth/check", false},
+		{"GET", "/health", false},
+	} {
+		r := httptest.NewRequest(c.method, c.target, nil)
+		if got := fi.applies(r); got != c.want {
+			t.Errorf("%s %s: applies=%v, want %v", c.method, c.target, got, c.want)
+		}
+	}
+	if _, err := LoadConfig(func(k string) string {
+		return map[string]string{"DOUBLE_FAULT_ROUTE": "POST /a,bogus route", "CERTCTL_SERVER_TLS_CERT_PATH": "x", "CERTCTL_SERVER_TLS_KEY_PATH": "y", "CERTCTL_AUTH_SECRET": "s"}[k]
+	}, nil); err == nil {
+		t.Error("a malformed route in a list was accepted")
+	}
+}
