@@ -76,7 +76,7 @@ func ParseDuration(name, s string) (time.Duration, error) {
 }
 
 // Harness knobs passed through to k6 by name when set; RATE_<SCENARIO> is checked per scenario.
-var k6Passthrough = []string{"MAX_VUS"}
+var k6Passthrough = []string{"MAX_VUS", "PRE_VUS"}
 
 // Load reads the run's configuration. getenv is os.Getenv in production.
 func Load(root string, getenv func(string) string, now time.Time) (Config, error) {
@@ -141,6 +141,13 @@ func Load(root string, getenv func(string) string, now time.Time) (Config, error
 			}
 			c.Env[k] = v
 		}
+	}
+
+	if v := get("REQUEST_TIMEOUT", ""); v != "" {
+		if _, err := ParseDuration("REQUEST_TIMEOUT", v); err != nil {
+			return c, err
+		}
+		c.Env["REQUEST_TIMEOUT"] = v
 	}
 
 	c.RunID = get("RUN_ID", "")

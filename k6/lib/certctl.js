@@ -35,6 +35,7 @@ export function createCertificate(cfg) {
   const res = http.post(`${cfg.baseUrl}/api/v1/certificates`, JSON.stringify(body), {
     headers: auth(cfg),
     tags: { name: 'POST /api/v1/certificates' },
+    timeout: cfg.requestTimeout,
     responseCallback: http.expectedStatuses(201),
   });
   check(res, {
@@ -51,6 +52,7 @@ export function listCertificates(cfg, perPage) {
   const res = http.get(`${cfg.baseUrl}/api/v1/certificates?per_page=${perPage}&page=1`, {
     headers: auth(cfg),
     tags: { name: 'GET /api/v1/certificates' },
+    timeout: cfg.requestTimeout,
     responseCallback: http.expectedStatuses(200),
   });
   check(res, {

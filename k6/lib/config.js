@@ -4,7 +4,7 @@
 const UNITS = { ms: 0.001, s: 1, m: 60, h: 3600 };
 
 // durationSeconds('1m30s') -> 90. Same grammar k6 accepts for `duration`.
-export function durationSeconds(text) {
+export function durationSeconds(text, name) {
   const s = String(text || '').trim();
   const re = /(\d+(?:\.\d+)?)(ms|s|m|h)/gy;
   let total = 0;
@@ -15,7 +15,7 @@ export function durationSeconds(text) {
     end = re.lastIndex;
   }
   if (s === '' || end !== s.length || total <= 0) {
-    throw new Error(`DURATION="${text}" is not a duration: use a number with ms, s, m or h, e.g. 30s or 5m`);
+    throw new Error(`${name || 'DURATION'}="${text}" is not a duration: use a number with ms, s, m or h, e.g. 30s or 5m`);
   }
   return total;
 }
@@ -29,6 +29,7 @@ function positiveInt(env, name, fallback) {
 
 export function loadConfig(env) {
   const duration = env.DURATION || '5m';
+  if (env.REQUEST_TIMEOUT) durationSeconds(env.REQUEST_TIMEOUT, 'REQUEST_TIMEOUT');
   return Object.freeze({
     baseUrl: (env.CERTCTL_URL || 'https://localhost:8443').replace(/\/+$/, ''),
     token: env.CERTCTL_TOKEN || '',
@@ -37,6 +38,10 @@ export function loadConfig(env) {
     runId: (env.RUN_ID || 'manual').toLowerCase(),
     resultsDir: (env.RESULTS_DIR || 'results').replace(/\/+$/, ''),
     maxVUs: positiveInt(env, 'MAX_VUS', 0),
+    preVUs: positiveInt(env, 'PRE_VUS', 0),
+    // Shorter than the scenarios' gracefulStop, so a request to a server that died ends as a failed
+    // request (counted) instead of an iteration cut off at the end (not counted).
+    requestTimeout: env.REQUEST_TIMEOUT || '10s',
     ids: Object.freeze({
       team: env.LT_TEAM_ID || 'lt-team',
       owner: env.LT_OWNER_ID || 'lt-owner',

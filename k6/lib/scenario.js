@@ -17,7 +17,7 @@ export function defineScenario(spec, env) {
     rate: cfg.rateFor(spec.name, load.rate),
     timeUnit: '1s',
     duration: cfg.duration,
-    preAllocatedVUs: Math.min(load.preAllocatedVUs, maxVUs),
+    preAllocatedVUs: Math.min(cfg.preVUs || load.preAllocatedVUs, maxVUs),
     maxVUs,
     gracefulStop: '15s',
   };
