@@ -182,6 +182,8 @@ func Load(root string, getenv func(string) string, now time.Time) (Config, error
 		c.Env["CLIENT_TOKEN"] = v
 		c.Secrets = append(c.Secrets, v)
 	}
+	// Effective even when unset, so run.json says whether certctl's limiter was in the way.
+	c.Env["CERTCTL_RATE_LIMIT_ENABLED"] = get("CERTCTL_RATE_LIMIT_ENABLED", "false")
 	c.Env["DURATION"] = c.Duration
 	c.Env["RUN_ID"] = c.RunID
 	c.Env["RUN_DIR"] = c.RunDir()

@@ -44,7 +44,7 @@ func (r *Runner) Run(ctx context.Context) int {
 	}
 
 	// Checks that need no stack: bad input and a missing image fail here, in seconds.
-	if code, err := r.preflight(ctx, compose); err != nil {
+	if code, err := r.preflight(ctx, compose, &run); err != nil {
 		r.logf("%v", err)
 		return code
 	}
@@ -135,7 +135,7 @@ func verdict(runs []report.ScenarioRun) int {
 	return code
 }
 
-func (r *Runner) preflight(ctx context.Context, compose Compose) (int, error) {
+func (r *Runner) preflight(ctx context.Context, compose Compose, run *report.Run) (int, error) {
 	pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	var out, errb bytes.Buffer
@@ -157,11 +157,15 @@ func (r *Runner) preflight(ctx context.Context, compose Compose) (int, error) {
 		return ExitBadInput, err
 	}
 	var missing []string
+	run.ImageIDs = map[string]string{}
 	for _, img := range imgs {
-		c, _ := r.Exec(pctx, Cmd{Name: "docker", Args: []string{"image", "inspect", "--format", "{{.Id}}", img}, Env: r.Env, Stdout: io.Discard, Stderr: io.Discard})
+		var id bytes.Buffer
+		c, _ := r.Exec(pctx, Cmd{Name: "docker", Args: []string{"image", "inspect", "--format", "{{.Id}}", img}, Env: r.Env, Stdout: &id, Stderr: io.Discard})
 		if c != 0 {
 			missing = append(missing, img)
+			continue
 		}
+		run.ImageIDs[img] = strings.TrimSpace(id.String())
 	}
 	if len(missing) == 0 {
 		return ExitOK, nil

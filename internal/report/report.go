@@ -32,6 +32,7 @@ type Run struct {
 	Tiers      []string          `json:"tiers"`
 	Target     string            `json:"target"`
 	Images     map[string]string `json:"images"`
+	ImageIDs   map[string]string `json:"image_ids"`
 	K6Version  string            `json:"k6_version"`
 	Host       Host              `json:"host"`
 	Config     map[string]string `json:"config"`
