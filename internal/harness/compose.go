@@ -31,6 +31,10 @@ func (c Compose) base() []string {
 	if c.Cfg.Offline {
 		args = append(args, "--env-file", filepath.Join(c.Cfg.Root, "images", "offline.env"))
 	}
+	// A tier's services (the connector sidecars, the scale seeder) carry the tier's name as profile.
+	for _, t := range c.Cfg.Tiers {
+		args = append(args, "--profile", t)
+	}
 	return args
 }
 

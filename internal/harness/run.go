@@ -98,6 +98,7 @@ func (r *Runner) Run(ctx context.Context) int {
 		r.saveStackLogs(compose, dir)
 		return finish(ExitEnvironment, problem)
 	}
+	r.upTierServices(ctx, compose, dir, &run)
 	run.K6Version = r.k6Version(ctx, compose)
 
 	run.Scenarios = r.runScenarios(ctx, compose, dir)
@@ -243,6 +244,46 @@ func (r *Runner) up(ctx context.Context, compose Compose, dir string, run *repor
 		}
 	}
 	return fmt.Sprintf("the stack did not start (docker compose up exit %d): see %s", code, filepath.Join(dir, "logs", "up.log"))
+}
+
+// upTierServices starts the services of the selected tiers' profiles (the connector sidecars). One
+// that does not come up is reported and left to fail its own scenario: the other targets still run.
+func (r *Runner) upTierServices(ctx context.Context, compose Compose, dir string, run *report.Run) {
+	out, err := compose.Output(ctx, "config", "--services")
+	if err != nil {
+		return
+	}
+	core := map[string]bool{"postgres": true, "tls-init": true, "certctl-migrate": true, "seed-base": true, "certctl-server": true}
+	var extra []string
+	for _, svc := range strings.Fields(out) {
+		if !core[svc] {
+			extra = append(extra, svc)
+		}
+	}
+	if len(extra) == 0 {
+		return
+	}
+	logf, err := os.OpenFile(filepath.Join(dir, "logs", "up.log"), os.O_APPEND|os.O_WRONLY|os.O_CREATE, 0o644)
+	if err != nil {
+		return
+	}
+	defer logf.Close()
+	uctx, cancel := context.WithTimeout(ctx, r.Cfg.StartTimeout+30*time.Second)
+	defer cancel()
+	args := append([]string{"up", "--detach", "--wait", "--wait-timeout", strconv.Itoa(int(r.Cfg.StartTimeout.Seconds()))}, extra...)
+	if code, err := compose.Run(uctx, logf, logf, args...); err == nil && code == 0 {
+		return
+	}
+	states, _ := compose.States(context.Background())
+	for _, s := range states {
+		for _, svc := range extra {
+			if s.Service == svc && (s.State != "running" || (s.Health != "" && s.Health != "healthy")) {
+				msg := fmt.Sprintf("%s is not up (%s %s): its scenarios will fail; the others run", svc, s.State, s.Health)
+				r.logf("%s", msg)
+				run.StackState = append(run.StackState, msg)
+			}
+		}
+	}
 }
 
 func (r *Runner) k6Version(ctx context.Context, compose Compose) string {

@@ -84,6 +84,9 @@ type Record struct {
 	} `json:"vus"`
 	TestRunDurationS float64         `json:"test_run_duration_s"`
 	Setup            json.RawMessage `json:"setup"`
+	// Connector tier: the target type and the TLS handshake / TCP connect parts of each request.
+	TargetType string             `json:"target_type,omitempty"`
+	TrendsMS   map[string]Latency `json:"trends_ms,omitempty"`
 }
 
 type Latency struct {
@@ -121,6 +124,41 @@ type Summary struct {
 	CertctlVersion string     `json:"certctl_version"`
 	Run            Run        `json:"run"`
 	Scenarios      []Scenario `json:"scenarios"`
+	// ConnectorTier: one row per target type, from the connector scenarios' records.
+	ConnectorTier map[string]ConnectorRow `json:"connector_tier,omitempty"`
+}
+
+// ConnectorRow is a target type's figures: the whole request, and the TLS handshake within it.
+type ConnectorRow struct {
+	Scenario       string  `json:"scenario"`
+	Status         string  `json:"status"`
+	Iterations     float64 `json:"iterations"`
+	ErrorRate      float64 `json:"error_rate"`
+	P50MS          float64 `json:"p50_ms"`
+	P95MS          float64 `json:"p95_ms"`
+	P99MS          float64 `json:"p99_ms"`
+	MaxMS          float64 `json:"max_ms"`
+	TLSHandshakeMS Latency `json:"tls_handshake_ms"`
+	ConnectMS      Latency `json:"connect_ms"`
+}
+
+func connectorTier(rows []Scenario) map[string]ConnectorRow {
+	out := map[string]ConnectorRow{}
+	for _, sc := range rows {
+		r := sc.Record
+		if r == nil || r.TargetType == "" {
+			continue
+		}
+		out[r.TargetType] = ConnectorRow{
+			Scenario: sc.Name, Status: sc.Status, Iterations: r.Iterations, ErrorRate: r.ErrorRate,
+			P50MS: r.LatencyMS.P50, P95MS: r.LatencyMS.P95, P99MS: r.LatencyMS.P99, MaxMS: r.LatencyMS.Max,
+			TLSHandshakeMS: r.TrendsMS["tls_handshake"], ConnectMS: r.TrendsMS["connect"],
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
 }
 
 // Load reads a run directory: run.json and every scenarios/*.json.
@@ -186,6 +224,7 @@ func Load(dir string) (Summary, error) {
 	if s.CertctlVersion == "" {
 		s.CertctlVersion = "unknown"
 	}
+	s.ConnectorTier = connectorTier(s.Scenarios)
 	s.Passed = s.ExitCode == 0 && len(s.FailedChecks) == 0
 	return s, nil
 }

@@ -48,6 +48,23 @@ func Text(s Summary) string {
 	}
 	tw.Flush()
 
+	if len(s.ConnectorTier) > 0 {
+		b.WriteString("\nconnector tier (ms; handshake = TLS handshake within the request)\n")
+		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "target\titerations\terrors\tp50\tp95\tp99\tmax\thandshake p50\thandshake p95\thandshake p99\thandshake max\tresult")
+		types := make([]string, 0, len(s.ConnectorTier))
+		for t := range s.ConnectorTier {
+			types = append(types, t)
+		}
+		sort.Strings(types)
+		for _, t := range types {
+			c := s.ConnectorTier[t]
+			h := c.TLSHandshakeMS
+			fmt.Fprintf(tw, "%s\t%.0f\t%.2f%%\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t, c.Iterations, c.ErrorRate*100,
+				ms(c.P50MS), ms(c.P95MS), ms(c.P99MS), ms(c.MaxMS), ms(h.P50), ms(h.P95), ms(h.P99), ms(h.Max), c.Status)
+		}
+		tw.Flush()
+	}
 	if len(s.Scenarios) > 0 {
 		b.WriteString("\nthresholds\n")
 	}

@@ -1,5 +1,11 @@
 // Turns a scenario file's load shape and budget name into everything k6 needs: options, setup and
 // handleSummary. Scenario files stay a few lines long.
+//
+// spec: { name, tier, budget, load: { executor, rate, timeUnit = '1s', preAllocatedVUs, maxVUs },
+//         options?  extra k6 options (e.g. noConnectionReuse),
+//         probe?    (cfg) => setup data; default: probe certctl,
+//         trends?   { record_field: 'k6_trend_metric' } recorded per scenario besides http_req_duration,
+//         labels?   fields copied into the record as they are (e.g. target_type) }
 import { loadConfig } from './config.js';
 import { thresholdsFor } from './thresholds.js';
 import { probeCertctl } from './probe.js';
@@ -15,22 +21,28 @@ export function defineScenario(spec, env) {
   const k6scenario = {
     executor: load.executor,
     rate: cfg.rateFor(spec.name, load.rate),
-    timeUnit: '1s',
+    timeUnit: load.timeUnit || '1s',
     duration: cfg.duration,
     preAllocatedVUs: Math.min(cfg.preVUs || load.preAllocatedVUs, maxVUs),
     maxVUs,
     gracefulStop: '15s',
   };
-  const options = {
+  const thresholds = thresholdsFor(spec.budget, spec.name, load.executor);
+  for (const metric of Object.values(spec.trends || {})) {
+    const key = `${metric}{scenario:${spec.name}}`;
+    if (!thresholds[key]) thresholds[key] = [];
+  }
+  const options = Object.assign({}, spec.options || {}, {
     scenarios: { [spec.name]: k6scenario },
-    thresholds: thresholdsFor(spec.budget, spec.name, load.executor),
+    thresholds,
     summaryTrendStats: TREND_STATS,
     setupTimeout: '60s',
-  };
+  });
+  const probe = spec.probe || probeCertctl;
   return {
     cfg,
     options,
-    setup: () => probeCertctl(cfg),
+    setup: () => probe(cfg),
     handleSummary: (data) => {
       const rec = scenarioRecord(data, spec, k6scenario, cfg);
       return {

@@ -49,7 +49,9 @@ export function scenarioRecord(data, spec, k6scenario, cfg) {
   const failed = metric(data, 'http_req_failed', name);
   const thresholds = thresholdResults(data);
   const seconds = cfg.durationSeconds;
-  return {
+  const trends = {};
+  for (const [field, m] of Object.entries(spec.trends || {})) trends[field] = latency(metric(data, m, name));
+  return Object.assign({
     schema: RECORD_SCHEMA,
     scenario: name,
     tier: spec.tier,
@@ -68,7 +70,7 @@ export function scenarioRecord(data, spec, k6scenario, cfg) {
     vus: { pre_allocated: k6scenario.preAllocatedVUs, max: k6scenario.maxVUs },
     test_run_duration_s: round(num(data.state && data.state.testRunDurationMs) / 1000, 3),
     setup: data.setup_data || null,
-  };
+  }, spec.labels || {}, Object.keys(trends).length ? { trends_ms: trends } : {});
 }
 
 function timeUnitSeconds(unit) {
