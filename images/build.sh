@@ -33,6 +33,9 @@ LABEL=org.certctl-loadtest
 ALL_IMAGES=(postgres k6 openssl double nginx httpd haproxy)
 # Images built around a Go binary: name -> binary built by build_binary.
 declare -A GO_IMAGE=([k6]=k6 [double]=certctl-double)
+# f5: the F5 BIG-IP stand-in (images/f5), a second image built around one of this repo's Go binaries.
+ALL_IMAGES+=(f5)
+GO_IMAGE[f5]=f5-standin
 export DOCKER_BUILDKIT=0 # metadata-only builds on the classic builder (no buildx here)
 
 die() { echo "build.sh: $*" >&2; exit 1; }
@@ -141,6 +144,8 @@ build_binary() { # name -> $CACHE/bin/name; go skips relinking when the output i
       else
         (cd "$DOUBLE_SRC" && CGO_ENABLED=0 go build -buildvcs=false -o "$CACHE/bin/certctl-double" .)
       fi ;;
+    f5-standin) # images/f5
+      (cd "$REPO" && CGO_ENABLED=0 go build -buildvcs=false -o "$CACHE/bin/f5-standin" ./cmd/f5-standin) ;;
     *) echo "no such binary: $1" >&2; return 1 ;;
   esac
 }

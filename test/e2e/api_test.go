@@ -7,9 +7,9 @@ import (
 	"testing"
 )
 
-// A green run through make: exit 0, and summary.json carries every figure the issue asks for.
-func TestAPITierGreen(t *testing.T) {
-	r := run(t, doubleEnv(t), "make", "loadtest")
+// A green run of the default tiers through make: exit 0, and summary.json carries every figure.
+func TestDefaultTiersGreen(t *testing.T) {
+	r := run(t, doubleEnv(t, "TIER=default"), "make", "loadtest")
 	wantCode(t, r, 0)
 	s := r.summary
 	if !s.Passed || s.ExitCode != 0 || len(s.Failed) != 0 {
@@ -30,10 +30,28 @@ func TestAPITierGreen(t *testing.T) {
 	if s.Run.Config["CERTCTL_TOKEN"] != "[redacted]" || s.Run.Config["DURATION"] != "5s" {
 		t.Errorf("effective config %v", s.Run.Config)
 	}
-	if len(s.Scenarios) != 2 {
-		t.Fatalf("%d scenarios, want issuance_acceptance and list_certificates", len(s.Scenarios))
+	var names []string
+	for _, sc := range s.Scenarios {
+		names = append(names, sc.Name)
+	}
+	if got := strings.Join(names, ","); got != "issuance_acceptance,list_certificates,apache,f5,haproxy,nginx" {
+		t.Fatalf("scenarios %s", got)
+	}
+	for _, tt := range targetTypes {
+		row, ok := s.ConnectorTier[tt]
+		if !ok || row.Status != "passed" || row.Iterations < 5 || row.ErrorRate != 0 {
+			t.Errorf("connector_tier[%s] = %+v", tt, row)
+			continue
+		}
+		h := row.TLSHandshakeMS
+		if !(h.P50 > 0 && h.P50 <= h.P95 && h.P95 <= h.P99 && h.P99 <= h.Max) || !(row.P50MS >= h.P50 && row.MaxMS >= row.P99MS) {
+			t.Errorf("connector_tier[%s]: request %v/%v/%v/%v ms, handshake %+v", tt, row.P50MS, row.P95MS, row.P99MS, row.MaxMS, h)
+		}
 	}
 	for _, sc := range s.Scenarios {
+		if sc.Tier != "api" {
+			continue
+		}
 		res := sc.Result
 		if sc.Status != "passed" || res == nil {
 			t.Errorf("%s: %s %s", sc.Name, sc.Status, sc.Problem)

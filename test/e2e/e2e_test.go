@@ -76,8 +76,19 @@ type summary struct {
 		} `json:"host"`
 		Config map[string]string `json:"config"`
 	} `json:"run"`
+	ConnectorTier map[string]struct {
+		Status         string                               `json:"status"`
+		Iterations     float64                              `json:"iterations"`
+		ErrorRate      float64                              `json:"error_rate"`
+		P50MS          float64                              `json:"p50_ms"`
+		P95MS          float64                              `json:"p95_ms"`
+		P99MS          float64                              `json:"p99_ms"`
+		MaxMS          float64                              `json:"max_ms"`
+		TLSHandshakeMS struct{ P50, P95, P99, Max float64 } `json:"tls_handshake_ms"`
+	} `json:"connector_tier"`
 	Scenarios []struct {
 		Name     string `json:"name"`
+		Tier     string `json:"tier"`
 		Status   string `json:"status"`
 		ExitCode int    `json:"exit_code"`
 		Problem  string `json:"problem"`
@@ -113,13 +124,26 @@ func doubleEnv(t *testing.T, extra ...string) []string {
 // run runs `name args...` from the repository root with env on top of the test's environment.
 func run(t *testing.T, env []string, name string, args ...string) result {
 	t.Helper()
+	return runDuring(t, env, nil, name, args...)
+}
+
+// runDuring is run with `during` called in parallel, for tests that act on the stack while it runs.
+func runDuring(t *testing.T, env []string, during func(), name string, args ...string) result {
+	t.Helper()
 	cmd := exec.Command(name, args...)
 	cmd.Dir = root
 	cmd.Env = append(cleanEnv(), env...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	start := time.Now()
+	done := make(chan struct{})
+	if during != nil {
+		go func() { defer close(done); during() }()
+	} else {
+		close(done)
+	}
 	err := cmd.Run()
+	<-done
 	r := result{elapsed: time.Since(start), output: out.String()}
 	if ee, ok := err.(*exec.ExitError); ok {
 		r.code = ee.ExitCode()
@@ -157,6 +181,41 @@ func cleanEnv() []string {
 
 func loadtestRun(t *testing.T, env []string) result {
 	return run(t, env, loadtest, "run")
+}
+
+var runSeq int
+
+// newRunID gives a test a run id it knows in advance, so it can find its stack's containers.
+func newRunID() string {
+	runSeq++
+	return fmt.Sprintf("e2e-%d-%d", time.Now().Unix()%100000, runSeq)
+}
+
+// waitForContainers polls until n containers whose name contains substr run in the run's project,
+// and gives up after timeout.
+func waitForContainers(t *testing.T, runID, substr string, n int, timeout time.Duration) []string {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		out, _ := exec.Command("docker", "ps", "--format", "{{.Names}}", "--filter", "label=com.docker.compose.project=certctl-lt-"+runID).Output()
+		var names []string
+		for _, n := range strings.Fields(string(out)) {
+			if strings.Contains(n, substr) {
+				names = append(names, n)
+			}
+		}
+		if len(names) >= n {
+			return names
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Errorf("run %s: %d containers matching %q did not appear within %s", runID, n, substr, timeout)
+	return nil
+}
+
+func docker(t *testing.T, args ...string) {
+	if out, err := exec.Command("docker", args...).CombinedOutput(); err != nil {
+		t.Errorf("docker %v: %v\n%s", args, err, out)
+	}
 }
 
 // assertNothingLeft: a run, whatever its outcome, leaves no container, volume or network of its project.

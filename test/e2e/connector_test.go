@@ -1,0 +1,98 @@
+package e2e
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+var targetTypes = []string{"apache", "f5", "haproxy", "nginx"}
+
+func connectorEnv(t *testing.T, extra ...string) []string {
+	return append(doubleEnv(t, "TIER=connector"), extra...)
+}
+
+// Each connector threshold is breached by a run built for it, for every target type.
+func TestConnectorThresholdsCanFail(t *testing.T) {
+	perTarget := func(format string) []string {
+		var env []string
+		for _, tt := range targetTypes {
+			env = append(env, strings.ReplaceAll(format, "{T}", strings.ToUpper(tt)))
+		}
+		return env
+	}
+	t.Run("stalled targets", func(t *testing.T) {
+		// Every sidecar frozen for 8 s mid-run: connections queue in the kernel and wait. 10/s per target
+		// with enough VUs: the latency budgets break, nothing is dropped and nothing times out (10 s).
+		id := newRunID()
+		env := connectorEnv(t, append(perTarget("RATE_{T}=600"), "DURATION=20s", "PRE_VUS=150", "MAX_VUS=200", "RUN_ID="+id)...)
+		r := runDuring(t, env, func() {
+			if waitForContainers(t, id, "-k6-", 4, 2*time.Minute) == nil {
+				return
+			}
+			time.Sleep(3 * time.Second)
+			sidecars := waitForContainers(t, id, "", 0, time.Second)
+			var frozen []string
+			for _, c := range sidecars {
+				for _, tt := range targetTypes {
+					if strings.HasSuffix(c, "-"+tt+"-1") {
+						frozen = append(frozen, c)
+					}
+				}
+			}
+			docker(t, append([]string{"pause"}, frozen...)...)
+			time.Sleep(8 * time.Second)
+			docker(t, append([]string{"unpause"}, frozen...)...)
+		}, loadtest, "run")
+		wantCode(t, r, 99)
+		for _, tt := range targetTypes {
+			wantThresholds(t, r, tt, "connection_duration p(95)<"+p95[tt], "connection_duration p(99)<"+p99[tt])
+		}
+	})
+	t.Run("wrong starter certificate", func(t *testing.T) {
+		r := loadtestRun(t, connectorEnv(t, "DURATION=5s", "STARTER_NAMES=somewhere-else.example"))
+		wantCode(t, r, 99)
+		for _, tt := range targetTypes {
+			wantThresholds(t, r, tt, "http_req_failed rate<0.01", "checks rate>0.99")
+		}
+		wantOutput(t, r, `x509: certificate is valid for somewhere-else.example`)
+	})
+	t.Run("unexpected TLS version", func(t *testing.T) {
+		r := loadtestRun(t, connectorEnv(t, "DURATION=5s", "EXPECT_TLS_VERSION=tls1.2"))
+		wantCode(t, r, 99)
+		for _, tt := range targetTypes {
+			wantThresholds(t, r, tt, "checks rate>0.99")
+		}
+	})
+	t.Run("dropped iterations", func(t *testing.T) {
+		// One VU cannot open 1000 fresh TLS connections a second.
+		r := loadtestRun(t, connectorEnv(t, append(perTarget("RATE_{T}=60000"), "DURATION=5s", "MAX_VUS=1")...))
+		wantCode(t, r, 99)
+		for _, tt := range targetTypes {
+			wantThresholds(t, r, tt, "dropped_iterations count==0")
+		}
+	})
+}
+
+var (
+	p95 = map[string]string{"nginx": "1000", "apache": "1000", "haproxy": "1000", "f5": "1500"}
+	p99 = map[string]string{"nginx": "3000", "apache": "3000", "haproxy": "3000", "f5": "5000"}
+)
+
+// A sidecar that dies fails its own scenario; the other targets still run and report.
+func TestConnectorSidecarDown(t *testing.T) {
+	id := newRunID()
+	r := runDuring(t, connectorEnv(t, "DURATION=10s", "RUN_ID="+id), func() {
+		if waitForContainers(t, id, "-k6-", 4, 2*time.Minute) != nil {
+			docker(t, "kill", "certctl-lt-"+id+"-nginx-1")
+		}
+	}, loadtest, "run")
+	wantCode(t, r, 99)
+	wantThresholds(t, r, "nginx", "http_req_failed rate<0.01", "checks rate>0.99")
+	for _, tt := range []string{"apache", "f5", "haproxy"} {
+		wantThresholds(t, r, tt)
+		if status, _ := scenarioByName(t, r.summary, tt); status != "passed" {
+			t.Errorf("%s: %s", tt, status)
+		}
+	}
+}
