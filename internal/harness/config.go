@@ -78,6 +78,15 @@ func ParseDuration(name, s string) (time.Duration, error) {
 // Harness knobs passed through to k6 by name when set; RATE_<SCENARIO> is checked per scenario.
 var k6Passthrough = []string{"MAX_VUS", "PRE_VUS"}
 
+// K6Env reports whether a variable of the run's environment goes to the k6 containers.
+func K6Env(name string) bool {
+	switch name {
+	case "MAX_VUS", "PRE_VUS", "REQUEST_TIMEOUT", "EXPECT_TLS_VERSION":
+		return true
+	}
+	return strings.HasPrefix(name, "RATE_") || strings.HasPrefix(name, "CONNECTOR_")
+}
+
 // Load reads the run's configuration. getenv is os.Getenv in production.
 func Load(root string, getenv func(string) string, now time.Time) (Config, error) {
 	c := Config{Root: root, Env: map[string]string{}}
@@ -143,6 +152,18 @@ func Load(root string, getenv func(string) string, now time.Time) (Config, error
 		}
 	}
 
+	switch v := get("EXPECT_TLS_VERSION", ""); v {
+	case "":
+	case "tls1.2", "tls1.3":
+		c.Env["EXPECT_TLS_VERSION"] = v
+	default:
+		return c, fmt.Errorf("EXPECT_TLS_VERSION=%q: use tls1.2 or tls1.3 (k6's names)", v)
+	}
+	for _, t := range []string{"NGINX", "APACHE", "HAPROXY", "F5"} {
+		if v := get("CONNECTOR_"+t+"_URL", ""); v != "" {
+			c.Env["CONNECTOR_"+t+"_URL"] = v
+		}
+	}
 	if v := get("REQUEST_TIMEOUT", ""); v != "" {
 		if _, err := ParseDuration("REQUEST_TIMEOUT", v); err != nil {
 			return c, err

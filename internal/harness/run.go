@@ -311,7 +311,7 @@ func (r *Runner) runScenarios(ctx context.Context, compose Compose, dir string) 
 		runs[i] = report.ScenarioRun{Tier: sc.Tier, Name: sc.Name, Script: sc.Path, Log: logPath}
 		args := []string{"run", "--rm", "--no-deps", "-T", "--name", r.Cfg.Project + "-k6-" + strings.ReplaceAll(sc.Name, "_", "-")}
 		for k := range r.Cfg.Env {
-			if strings.HasPrefix(k, "RATE_") || k == "MAX_VUS" || k == "PRE_VUS" || k == "REQUEST_TIMEOUT" {
+			if K6Env(k) {
 				args = append(args, "-e", k)
 			}
 		}

@@ -88,7 +88,10 @@ func TestConnectorSidecarDown(t *testing.T) {
 		}
 	}, loadtest, "run")
 	wantCode(t, r, 99)
-	wantThresholds(t, r, "nginx", "http_req_failed rate<0.01", "checks rate>0.99")
+	// A vanished host also stalls VUs on name resolution, so dropped iterations may fail too.
+	if _, th := scenarioByName(t, r.summary, "nginx"); th["http_req_failed rate<0.01"] || th["checks rate>0.99"] {
+		t.Errorf("nginx: thresholds %v: the dead target's failures were not counted", th)
+	}
 	for _, tt := range []string{"apache", "f5", "haproxy"} {
 		wantThresholds(t, r, tt)
 		if status, _ := scenarioByName(t, r.summary, tt); status != "passed" {
