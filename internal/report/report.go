@@ -75,6 +75,7 @@ type Record struct {
 	DroppedIterations float64     `json:"dropped_iterations"`
 	Requests          float64     `json:"requests"`
 	ErrorRate         float64     `json:"error_rate"`
+	LatencyMetric     string      `json:"latency_metric"`
 	LatencyMS         Latency     `json:"latency_ms"`
 	Thresholds        []Threshold `json:"thresholds"`
 	ThresholdsOK      bool        `json:"thresholds_ok"`
@@ -128,7 +129,8 @@ type Summary struct {
 	ConnectorTier map[string]ConnectorRow `json:"connector_tier,omitempty"`
 }
 
-// ConnectorRow is a target type's figures: the whole request, and the TLS handshake within it.
+// ConnectorRow is a target type's figures: p50…max are the whole exchange of a fresh connection
+// (connect + TLS handshake + request); the parts follow separately.
 type ConnectorRow struct {
 	Scenario       string  `json:"scenario"`
 	Status         string  `json:"status"`
@@ -140,6 +142,7 @@ type ConnectorRow struct {
 	MaxMS          float64 `json:"max_ms"`
 	TLSHandshakeMS Latency `json:"tls_handshake_ms"`
 	ConnectMS      Latency `json:"connect_ms"`
+	RequestMS      Latency `json:"request_ms"`
 }
 
 func connectorTier(rows []Scenario) map[string]ConnectorRow {
@@ -152,7 +155,7 @@ func connectorTier(rows []Scenario) map[string]ConnectorRow {
 		out[r.TargetType] = ConnectorRow{
 			Scenario: sc.Name, Status: sc.Status, Iterations: r.Iterations, ErrorRate: r.ErrorRate,
 			P50MS: r.LatencyMS.P50, P95MS: r.LatencyMS.P95, P99MS: r.LatencyMS.P99, MaxMS: r.LatencyMS.Max,
-			TLSHandshakeMS: r.TrendsMS["tls_handshake"], ConnectMS: r.TrendsMS["connect"],
+			TLSHandshakeMS: r.TrendsMS["tls_handshake"], ConnectMS: r.TrendsMS["connect"], RequestMS: r.TrendsMS["request"],
 		}
 	}
 	if len(out) == 0 {

@@ -49,7 +49,7 @@ func Text(s Summary) string {
 	tw.Flush()
 
 	if len(s.ConnectorTier) > 0 {
-		b.WriteString("\nconnector tier (ms; handshake = TLS handshake within the request)\n")
+		b.WriteString("\nconnector tier (ms; p50…max: connect + TLS handshake + request of a fresh connection; handshake: the TLS part)\n")
 		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "target\titerations\terrors\tp50\tp95\tp99\tmax\thandshake p50\thandshake p95\thandshake p99\thandshake max\tresult")
 		types := make([]string, 0, len(s.ConnectorTier))

@@ -4,7 +4,8 @@
 // spec: { name, tier, budget, load: { executor, rate, timeUnit = '1s', preAllocatedVUs, maxVUs },
 //         options?  extra k6 options (e.g. noConnectionReuse),
 //         probe?    (cfg) => setup data; default: probe certctl,
-//         trends?   { record_field: 'k6_trend_metric' } recorded per scenario besides http_req_duration,
+//         latencyMetric?  the Trend behind the record's latency figures; default http_req_duration,
+//         trends?   { record_field: 'k6_trend_metric' } recorded per scenario besides it,
 //         labels?   fields copied into the record as they are (e.g. target_type) }
 import { loadConfig } from './config.js';
 import { thresholdsFor } from './thresholds.js';
@@ -28,7 +29,7 @@ export function defineScenario(spec, env) {
     gracefulStop: '15s',
   };
   const thresholds = thresholdsFor(spec.budget, spec.name, load.executor);
-  for (const metric of Object.values(spec.trends || {})) {
+  for (const metric of Object.values(spec.trends || {}).concat(spec.latencyMetric || [])) {
     const key = `${metric}{scenario:${spec.name}}`;
     if (!thresholds[key]) thresholds[key] = [];
   }
