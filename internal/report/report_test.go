@@ -73,6 +73,25 @@ func TestGoldenText(t *testing.T) {
 	golden(t, "run-failed.summary.json", string(b)+"\n")
 }
 
+// A default run (API + connector tiers) recorded against certctl 151107c on this machine, rendered offline.
+func TestGoldenRecordedDefaultRun(t *testing.T) {
+	s, err := Load("testdata/run-default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !s.Passed || len(s.ConnectorTier) != 4 {
+		t.Fatalf("passed=%v connector rows %d", s.Passed, len(s.ConnectorTier))
+	}
+	for tt, row := range s.ConnectorTier {
+		if row.TLSHandshakeMS.P50 <= 0 || row.P50MS < row.TLSHandshakeMS.P50 {
+			t.Errorf("%s: handshake %v within a %v ms exchange", tt, row.TLSHandshakeMS.P50, row.P50MS)
+		}
+	}
+	golden(t, "run-default.summary.txt", Text(s))
+	b, _ := json.MarshalIndent(s, "", "  ")
+	golden(t, "run-default.summary.json", string(b)+"\n")
+}
+
 func TestWriteIsTheOnlyWriter(t *testing.T) {
 	dir := t.TempDir()
 	for _, f := range []string{"run.json", "scenarios/issuance_acceptance.json"} {
