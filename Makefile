@@ -11,7 +11,7 @@ MAKEFLAGS += --no-print-directory
 LOADTEST := bin/loadtest
 GO_SOURCES := $(shell find cmd internal -name '*.go' 2>/dev/null) go.mod go.sum
 
-.PHONY: help loadtest check report images test test-unit test-k6 test-e2e clean deps
+.PHONY: help loadtest check report docs images test test-unit test-k6 test-e2e clean deps
 
 help: ## List the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_-]+:.*## / {printf "  %-14s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -24,6 +24,9 @@ check: $(LOADTEST) ## Validate the configuration (TIER, TARGET, DURATION, rates)
 
 report: $(LOADTEST) ## Re-render summary.json and summary.txt of a saved run (RUN=results/latest)
 	@$(LOADTEST) report $(or $(RUN),results/latest)
+
+docs: $(LOADTEST) ## Regenerate the tables in the docs from the code (k6 inspect of every scenario)
+	@$(LOADTEST) docs
 
 images: ## Build the offline stand-ins of every image (cached; FORCE=1 rebuilds)
 	@images/build.sh

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"certctl-loadtest/internal/docs"
 	"certctl-loadtest/internal/harness"
 	"certctl-loadtest/internal/report"
 )
@@ -20,6 +21,7 @@ const usage = `usage:
                              3 environment (docker, images, stack start), 4 k6 wrote no results
   loadtest report <run-dir>  rewrite summary.json and summary.txt of a saved run and print the text
   loadtest check             validate the configuration only
+  loadtest docs [--check]    regenerate the tables the docs carry from the code (--check: fail if stale)
 `
 
 // Env is what the command reads from its process; tests supply their own.
@@ -74,6 +76,37 @@ func Main(ctx context.Context, e Env) int {
 			return harness.ExitBadInput
 		}
 		fmt.Fprint(e.Stdout, report.Text(s))
+		return harness.ExitOK
+	case "docs":
+		inspect := func(script string) ([]byte, error) {
+			var out, errb strings.Builder
+			code, err := e.Exec(ctx, harness.Cmd{Name: "go", Args: []string{"tool", "k6", "inspect", script}, Env: docs.CleanEnv(e.Environ), Stdout: &out, Stderr: &errb})
+			if err == nil && code != 0 {
+				err = fmt.Errorf("exit %d: %s", code, errb.String())
+			}
+			return []byte(out.String()), err
+		}
+		blocks, err := docs.Blocks(e.Root, inspect)
+		if err != nil {
+			fmt.Fprintf(e.Stderr, "loadtest: %v\n", err)
+			return harness.ExitBadInput
+		}
+		check := len(e.Args) > 1 && e.Args[1] == "--check"
+		stale, err := docs.Sync(e.Root, blocks, docs.Documents, !check)
+		if err != nil {
+			fmt.Fprintf(e.Stderr, "loadtest: %v\n", err)
+			return harness.ExitBadInput
+		}
+		for _, s := range stale {
+			verb := "updated"
+			if check {
+				verb = "out of date"
+			}
+			fmt.Fprintf(e.Stdout, "%s: %s\n", verb, s)
+		}
+		if check && len(stale) > 0 {
+			return 1
+		}
 		return harness.ExitOK
 	default:
 		fmt.Fprintf(e.Stderr, "loadtest: unknown command %q\n%s", e.Args[0], usage)

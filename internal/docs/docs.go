@@ -1,0 +1,181 @@
+// Package docs renders the tables the documentation carries from the code itself: each scenario's
+// load shape and thresholds as k6 resolves them (`k6 inspect`), so no number is typed twice. Generated
+// blocks sit between `<!-- generated:NAME -->` and `<!-- end:NAME -->` markers; a test fails when a
+// document's block differs from what the code renders.
+package docs
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+)
+
+// Inspector returns `k6 inspect <script>` for a script path relative to the repository root.
+type Inspector func(script string) ([]byte, error)
+
+// Row is one scenario as k6 sees it.
+type Row struct {
+	Tier, Scenario, Script string
+	Executor               string
+	Rate                   float64
+	TimeUnit               string
+	Duration               string
+	PreVUs, MaxVUs         int
+	Thresholds             map[string][]string // metric selector without the scenario tag → expressions
+}
+
+type inspected struct {
+	Scenarios map[string]struct {
+		Executor        string  `json:"executor"`
+		Rate            float64 `json:"rate"`
+		TimeUnit        string  `json:"timeUnit"`
+		Duration        string  `json:"duration"`
+		PreAllocatedVUs int     `json:"preAllocatedVUs"`
+		MaxVUs          int     `json:"maxVUs"`
+	} `json:"scenarios"`
+	Thresholds map[string][]string `json:"thresholds"`
+}
+
+// Collect inspects every k6/<tier>/*.js scenario (found by glob, like the runner does).
+func Collect(root string, inspect Inspector) ([]Row, error) {
+	files, err := filepath.Glob(filepath.Join(root, "k6", "*", "*.js"))
+	if err != nil {
+		return nil, err
+	}
+	var rows []Row
+	for _, f := range files {
+		tier := filepath.Base(filepath.Dir(f))
+		if tier == "lib" || tier == "test" {
+			continue
+		}
+		rel, _ := filepath.Rel(root, f)
+		out, err := inspect(filepath.ToSlash(rel))
+		if err != nil {
+			return nil, fmt.Errorf("k6 inspect %s: %w", rel, err)
+		}
+		var in inspected
+		if err := json.Unmarshal(out, &in); err != nil {
+			return nil, fmt.Errorf("k6 inspect %s: %w", rel, err)
+		}
+		for name, sc := range in.Scenarios {
+			r := Row{Tier: tier, Scenario: name, Script: filepath.ToSlash(rel), Executor: sc.Executor, Rate: sc.Rate,
+				TimeUnit: shortDuration(sc.TimeUnit), Duration: shortDuration(sc.Duration), PreVUs: sc.PreAllocatedVUs,
+				MaxVUs: sc.MaxVUs, Thresholds: map[string][]string{}}
+			for sel, exprs := range in.Thresholds {
+				if len(exprs) == 0 {
+					continue // recorded for the summary, not judged
+				}
+				r.Thresholds[unscoped(sel, name)] = exprs
+			}
+			rows = append(rows, r)
+		}
+	}
+	sort.Slice(rows, func(i, j int) bool {
+		if rows[i].Tier != rows[j].Tier {
+			return tierOrder(rows[i].Tier) < tierOrder(rows[j].Tier)
+		}
+		return rows[i].Scenario < rows[j].Scenario
+	})
+	return rows, nil
+}
+
+func tierOrder(t string) string {
+	order := map[string]string{"api": "1", "connector": "2", "acme": "3", "scale": "4"}
+	if o, ok := order[t]; ok {
+		return o
+	}
+	return "9" + t
+}
+
+// unscoped drops the scenario tag thresholds.js adds: `x{a:b,scenario:s}` → `x{a:b}`, `x{scenario:s}` → `x`.
+func unscoped(sel, scenario string) string {
+	sel = strings.Replace(sel, ",scenario:"+scenario+"}", "}", 1)
+	return strings.Replace(sel, "{scenario:"+scenario+"}", "", 1)
+}
+
+// shortDuration: k6 prints 5m0s and 1m0s; docs say 5m and 1m.
+func shortDuration(d string) string {
+	for _, suffix := range []string{"m0s", "h0m"} {
+		if strings.HasSuffix(d, suffix) {
+			d = strings.TrimSuffix(d, "0s")
+		}
+	}
+	return d
+}
+
+// ScenarioTable renders one Markdown row per scenario: load shape and every threshold.
+func ScenarioTable(rows []Row) string {
+	var b strings.Builder
+	b.WriteString("| tier | scenario | executor | rate | duration | VUs pre/max | thresholds (fail the run) |\n")
+	b.WriteString("|---|---|---|---|---|---|---|\n")
+	for _, r := range rows {
+		sels := make([]string, 0, len(r.Thresholds))
+		for s := range r.Thresholds {
+			sels = append(sels, s)
+		}
+		sort.Strings(sels)
+		var th []string
+		for _, s := range sels {
+			th = append(th, fmt.Sprintf("`%s` %s", s, strings.Join(quoteAll(r.Thresholds[s]), ", ")))
+		}
+		fmt.Fprintf(&b, "| %s | [`%s`](%s) | %s | %g per %s | %s | %d / %d | %s |\n",
+			r.Tier, r.Scenario, r.Script, r.Executor, r.Rate, r.TimeUnit, r.Duration, r.PreVUs, r.MaxVUs, strings.Join(th, "; "))
+	}
+	return b.String()
+}
+
+func quoteAll(xs []string) []string {
+	out := make([]string, len(xs))
+	for i, x := range xs {
+		out[i] = "`" + x + "`"
+	}
+	return out
+}
+
+// Replace swaps the block NAME of doc for content and reports whether it changed.
+func Replace(doc []byte, name, content string) ([]byte, bool, error) {
+	re := regexp.MustCompile(`(?s)(<!-- generated:` + regexp.QuoteMeta(name) + ` [^>]*-->\n).*?(<!-- end:` + regexp.QuoteMeta(name) + ` -->)`)
+	loc := re.FindSubmatchIndex(doc)
+	if loc == nil {
+		return doc, false, fmt.Errorf("no <!-- generated:%s … --> … <!-- end:%s --> block", name, name)
+	}
+	out := append([]byte{}, doc[:loc[3]]...)
+	out = append(out, content...)
+	out = append(out, doc[loc[4]:]...)
+	return out, string(out) != string(doc), nil
+}
+
+// Sync rewrites (write=true) or checks every generated block of the given documents.
+func Sync(root string, blocks map[string]string, docs []string, write bool) (stale []string, err error) {
+	for _, d := range docs {
+		path := filepath.Join(root, d)
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return nil, err
+		}
+		out := b
+		for name, content := range blocks {
+			if !strings.Contains(string(out), "<!-- generated:"+name+" ") {
+				continue
+			}
+			var changed bool
+			out, changed, err = Replace(out, name, content)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", d, err)
+			}
+			if changed {
+				stale = append(stale, d+" ("+name+")")
+			}
+		}
+		if write && string(out) != string(b) {
+			if err := os.WriteFile(path, out, 0o644); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return stale, nil
+}
