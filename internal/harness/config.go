@@ -81,10 +81,10 @@ var k6Passthrough = []string{"MAX_VUS", "PRE_VUS"}
 // K6Env reports whether a variable of the run's environment goes to the k6 containers.
 func K6Env(name string) bool {
 	switch name {
-	case "MAX_VUS", "PRE_VUS", "REQUEST_TIMEOUT", "EXPECT_TLS_VERSION":
+	case "MAX_VUS", "PRE_VUS", "REQUEST_TIMEOUT", "EXPECT_TLS_VERSION", "BATCH_SIZE":
 		return true
 	}
-	return strings.HasPrefix(name, "RATE_") || strings.HasPrefix(name, "CONNECTOR_")
+	return strings.HasPrefix(name, "RATE_") || strings.HasPrefix(name, "VUS_") || strings.HasPrefix(name, "CONNECTOR_")
 }
 
 // Load reads the run's configuration. getenv is os.Getenv in production.
@@ -134,14 +134,26 @@ func Load(root string, getenv func(string) string, now time.Time) (Config, error
 		return c, fmt.Errorf("IMAGES=%q: use upstream (the pinned images in .env) or offline (the stand-ins `make images` builds)", v)
 	}
 
-	for _, s := range c.Scenarios {
-		k := "RATE_" + strings.ToUpper(s.Name)
-		if v := get(k, ""); v != "" {
-			if n, err := strconv.Atoi(v); err != nil || n <= 0 {
-				return c, fmt.Errorf("%s=%q must be a positive whole number of iterations per second", k, v)
-			}
-			c.Env[k] = v
+	if spec := get("SCENARIOS", ""); spec != "" {
+		if c.Scenarios, err = selectScenarios(spec, c.Scenarios); err != nil {
+			return c, err
 		}
+	}
+	for _, s := range c.Scenarios {
+		for _, k := range []string{"RATE_" + strings.ToUpper(s.Name), "VUS_" + strings.ToUpper(s.Name)} {
+			if v := get(k, ""); v != "" {
+				if n, err := strconv.Atoi(v); err != nil || n <= 0 {
+					return c, fmt.Errorf("%s=%q must be a positive whole number", k, v)
+				}
+				c.Env[k] = v
+			}
+		}
+	}
+	if v := get("BATCH_SIZE", ""); v != "" {
+		if n, err := strconv.Atoi(v); err != nil || n <= 0 || n > 500 {
+			return c, fmt.Errorf("BATCH_SIZE=%q must be a whole number from 1 to 500 (ids per bulk-renew request)", v)
+		}
+		c.Env["BATCH_SIZE"] = v
 	}
 	for _, k := range k6Passthrough {
 		if v := get(k, ""); v != "" {
@@ -289,6 +301,26 @@ func selectTiers(spec string, known map[string][]Scenario) ([]string, error) {
 			seen[t] = true
 			out = append(out, t)
 		}
+	}
+	return out, nil
+}
+
+// selectScenarios keeps the named scenarios of the selected tiers (SCENARIOS=bulk_renewal,agent_storm).
+func selectScenarios(spec string, all []Scenario) ([]Scenario, error) {
+	byName := map[string]Scenario{}
+	var names []string
+	for _, s := range all {
+		byName[s.Name] = s
+		names = append(names, s.Name)
+	}
+	var out []Scenario
+	for _, n := range strings.Split(spec, ",") {
+		n = strings.TrimSpace(n)
+		s, ok := byName[n]
+		if !ok {
+			return nil, fmt.Errorf("SCENARIOS=%q: no scenario %q in the selected tiers; they have: %s", spec, n, strings.Join(names, ", "))
+		}
+		out = append(out, s)
 	}
 	return out, nil
 }

@@ -53,5 +53,9 @@ export function loadConfig(env) {
     rateFor(scenario, fallback) {
       return positiveInt(env, `RATE_${scenario.toUpperCase()}`, fallback);
     },
+    // VUS_<SCENARIO> overrides a constant-vus scenario's VUs, e.g. VUS_ACME_BURST=50.
+    vusFor(scenario, fallback) {
+      return positiveInt(env, `VUS_${scenario.toUpperCase()}`, fallback);
+    },
   });
 }

@@ -6,7 +6,10 @@
 //         probe?    (cfg) => setup data; default: probe certctl,
 //         latencyMetric?  the Trend behind the record's latency figures; default http_req_duration,
 //         trends?   { record_field: 'k6_trend_metric' } recorded per scenario besides it,
+//         counters? { record_field: 'k6_counter_metric' } whose per-scenario counts the record carries,
 //         labels?   fields copied into the record as they are (e.g. target_type) }
+// A constant-vus load is { executor: 'constant-vus', vus }: it cannot drop iterations, so its budget
+// carries no dropped_iterations threshold.
 import { loadConfig } from './config.js';
 import { thresholdsFor } from './thresholds.js';
 import { probeCertctl } from './probe.js';
@@ -19,17 +22,20 @@ export function defineScenario(spec, env) {
   const cfg = loadConfig(env || __ENV);
   const load = spec.load;
   const maxVUs = cfg.maxVUs || load.maxVUs;
-  const k6scenario = {
-    executor: load.executor,
-    rate: cfg.rateFor(spec.name, load.rate),
-    timeUnit: load.timeUnit || '1s',
-    duration: cfg.duration,
-    preAllocatedVUs: Math.min(cfg.preVUs || load.preAllocatedVUs, maxVUs),
-    maxVUs,
-    gracefulStop: '15s',
-  };
+  const k6scenario = load.executor === 'constant-vus'
+    ? { executor: load.executor, vus: cfg.maxVUs || cfg.vusFor(spec.name, load.vus), duration: cfg.duration, gracefulStop: '15s' }
+    : {
+      executor: load.executor,
+      rate: cfg.rateFor(spec.name, load.rate),
+      timeUnit: load.timeUnit || '1s',
+      duration: cfg.duration,
+      preAllocatedVUs: Math.min(cfg.preVUs || load.preAllocatedVUs, maxVUs),
+      maxVUs,
+      gracefulStop: '15s',
+    };
   const thresholds = thresholdsFor(spec.budget, spec.name, load.executor);
-  for (const metric of Object.values(spec.trends || {}).concat(spec.latencyMetric || [])) {
+  const recorded = Object.values(spec.trends || {}).concat(spec.latencyMetric || [], Object.values(spec.counters || {}));
+  for (const metric of recorded) {
     const key = `${metric}{scenario:${spec.name}}`;
     if (!thresholds[key]) thresholds[key] = [];
   }

@@ -44,20 +44,27 @@ export function thresholdResults(data) {
 
 export function scenarioRecord(data, spec, k6scenario, cfg) {
   const name = spec.name;
-  const count = (m) => num(metric(data, m, name) && metric(data, m, name).values.count);
+  // Counters have a count; for a Rate, what is counted is its true samples (e.g. 5xx responses).
+  const count = (m) => {
+    const v = metric(data, m, name) && metric(data, m, name).values;
+    return num(v && (v.count !== undefined ? v.count : v.passes));
+  };
   const iterations = count('iterations');
   const failed = metric(data, 'http_req_failed', name);
   const thresholds = thresholdResults(data);
   const seconds = cfg.durationSeconds;
   const trends = {};
   for (const [field, m] of Object.entries(spec.trends || {})) trends[field] = latency(metric(data, m, name));
+  const counters = {};
+  for (const [field, m] of Object.entries(spec.counters || {})) counters[field] = count(m);
   return Object.assign({
     schema: RECORD_SCHEMA,
     scenario: name,
     tier: spec.tier,
     executor: k6scenario.executor,
     duration_s: seconds,
-    target_rate_per_s: k6scenario.rate / timeUnitSeconds(k6scenario.timeUnit),
+    // constant-vus scenarios have no target rate: 0, and achieved is what the VUs managed.
+    target_rate_per_s: k6scenario.rate ? k6scenario.rate / timeUnitSeconds(k6scenario.timeUnit) : 0,
     // Iterations per configured second; an arrival-rate run that kept up shows the target here.
     achieved_rate_per_s: round(iterations / seconds, 3),
     iterations,
@@ -68,10 +75,22 @@ export function scenarioRecord(data, spec, k6scenario, cfg) {
     latency_ms: latency(metric(data, spec.latencyMetric || 'http_req_duration', name)),
     thresholds,
     thresholds_ok: thresholds.every((t) => t.ok),
-    vus: { pre_allocated: k6scenario.preAllocatedVUs, max: k6scenario.maxVUs },
+    vus: { pre_allocated: k6scenario.preAllocatedVUs || k6scenario.vus, max: k6scenario.maxVUs || k6scenario.vus },
     test_run_duration_s: round(num(data.state && data.state.testRunDurationMs) / 1000, 3),
-    setup: data.setup_data || null,
-  }, spec.labels || {}, Object.keys(trends).length ? { trends_ms: trends } : {});
+    setup: scalars(data.setup_data),
+  }, spec.labels || {}, Object.keys(trends).length ? { trends_ms: trends } : {},
+  Object.keys(counters).length ? { counters } : {});
+}
+
+// setup() data can hold thousands of ids for the VUs; the record keeps its scalar facts only.
+function scalars(d) {
+  if (!d) return null;
+  const out = {};
+  for (const [k, v] of Object.entries(d)) {
+    if (v === null || ['string', 'number', 'boolean'].includes(typeof v)) out[k] = v;
+    else if (Array.isArray(v)) out[`${k}_count`] = v.length;
+  }
+  return out;
 }
 
 function timeUnitSeconds(unit) {

@@ -1,0 +1,22 @@
+// ACME tier: directory, new-nonce and renewal-info of the harness's ACME profile, 100 iterations/s.
+// Renewal-info alternates between certificates issued in setup() through certctl's agent CSR path
+// (200 with a suggestedWindow expected) and a synthetic id (404 problem+json expected).
+import exec from 'k6/execution';
+import { defineScenario } from '../lib/scenario.js';
+import { acmeProbe, acmeIteration, loadCSRs } from '../lib/acme.js';
+
+const s = defineScenario({
+  name: 'acme_flow',
+  tier: 'acme',
+  budget: 'acme_flow',
+  load: { executor: 'constant-arrival-rate', rate: 100, preAllocatedVUs: 50, maxVUs: 300 },
+  probe: acmeProbe(loadCSRs('/tls/ari', 8)),
+  counters: { ari_leading_zero_404: 'acme_ari_leading_zero_404', server_errors: 'acme_server_errors', rate_limit_shape_ok: 'acme_rate_limit_shape_ok', rate_limit_other: 'acme_rate_limit_other' },
+});
+
+export const options = s.options;
+export const setup = s.setup;
+export const handleSummary = s.handleSummary;
+export default function (data) {
+  acmeIteration(s.cfg, data.ari_certificates, exec.scenario.iterationInTest);
+}

@@ -1,0 +1,21 @@
+// Scale tier: an ACME enrollment burst. The acme_flow surface (directory, new-nonce, renewal-info)
+// from 200 VUs in a closed loop for the whole duration. Counts 5xx and the shape of every 429.
+import exec from 'k6/execution';
+import { defineScenario } from '../lib/scenario.js';
+import { acmeProbe, acmeIteration, loadCSRs } from '../lib/acme.js';
+
+const s = defineScenario({
+  name: 'acme_burst',
+  tier: 'scale',
+  budget: 'acme_burst',
+  load: { executor: 'constant-vus', vus: 200 },
+  probe: acmeProbe(loadCSRs('/tls/ari', 8)),
+  counters: { ari_leading_zero_404: 'acme_ari_leading_zero_404', server_errors: 'acme_server_errors', rate_limit_shape_ok: 'acme_rate_limit_shape_ok', rate_limit_other: 'acme_rate_limit_other' },
+});
+
+export const options = s.options;
+export const setup = s.setup;
+export const handleSummary = s.handleSummary;
+export default function (data) {
+  acmeIteration(s.cfg, data.ari_certificates, exec.scenario.iterationInTest);
+}
