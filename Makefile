@@ -11,13 +11,27 @@ MAKEFLAGS += --no-print-directory
 LOADTEST := bin/loadtest
 GO_SOURCES := $(shell find cmd internal -name '*.go' 2>/dev/null) go.mod go.sum
 
-.PHONY: help loadtest check report docs images test test-unit test-k6 test-e2e clean deps
+.PHONY: help loadtest loadtest-scale loadtest-scale-bulk loadtest-scale-acme loadtest-scale-agent check report docs images test test-unit test-k6 test-e2e clean deps
 
 help: ## List the targets
-	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_-]+:.*## / {printf "  %-14s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_-]+:.*## / {printf "  %-22s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 loadtest: $(LOADTEST) ## Run the default tiers against certctl (CERTCTL_IMAGE); results in results/latest
 	@LOADTEST_GOAL=$@ $(LOADTEST) run || { code=$$?; echo "make: loadtest exited $$code (99 = thresholds breached; see results/latest/summary.txt)" >&2; exit $$code; }
+
+loadtest-scale: $(LOADTEST) ## The three scale scenarios in turn, one stack and one results directory each; fails if any failed
+	@rc=0; for t in loadtest-scale-bulk loadtest-scale-acme loadtest-scale-agent; do \
+		$(MAKE) $$t || rc=1; \
+	done; exit $$rc
+
+loadtest-scale-bulk: $(LOADTEST) ## Scale: bulk renewal over the seeded certificates (SEED_BULK_CERTS, default 10000)
+	@LOADTEST_GOAL=$@ TIER=scale SCENARIOS=bulk_renewal $(LOADTEST) run || { code=$$?; echo "make: $@ exited $$code" >&2; exit $$code; }
+
+loadtest-scale-acme: $(LOADTEST) ## Scale: ACME burst, 200 VUs on directory, new-nonce and renewal-info
+	@LOADTEST_GOAL=$@ TIER=scale SCENARIOS=acme_burst $(LOADTEST) run || { code=$$?; echo "make: $@ exited $$code" >&2; exit $$code; }
+
+loadtest-scale-agent: $(LOADTEST) ## Scale: heartbeat storm across the seeded agents (SEED_AGENTS, default 5000)
+	@LOADTEST_GOAL=$@ TIER=scale SCENARIOS=agent_storm $(LOADTEST) run || { code=$$?; echo "make: $@ exited $$code" >&2; exit $$code; }
 
 check: $(LOADTEST) ## Validate the configuration (TIER, TARGET, DURATION, rates) without running anything
 	@$(LOADTEST) check
@@ -33,8 +47,8 @@ images: ## Build the offline stand-ins of every image (cached; FORCE=1 rebuilds)
 
 test: images test-unit test-k6 test-e2e ## The whole test suite (what .ci/run calls)
 
-test-unit: ## Go unit tests: config, report rendering (golden files), the certctl double
-	go test -count=1 ./cmd/... ./internal/...
+test-unit: ## Go unit tests: config, report (golden files), docs tables, the doubles, seeds on a real PostgreSQL
+	go test -count=1 ./cmd/... ./internal/... ./test/seed/
 
 test-k6: ## k6 library modules tested under k6 itself
 	go tool k6 run --quiet --no-color k6/test/lib.test.js

@@ -56,6 +56,13 @@ type Config struct {
 
 	MaxBodyBytes int64
 
+	// AgentBootstrapToken is CERTCTL_AGENT_BOOTSTRAP_TOKEN: when set,
+	// POST /api/v1/agents also requires the Bearer key to equal it.
+	AgentBootstrapToken string
+
+	// ACME is the CERTCTL_ACME_SERVER_* subset the double honours.
+	ACME ACMEConfig
+
 	Faults Faults
 }
 
@@ -96,6 +103,9 @@ func LoadConfig(getenv func(string) string, args []string) (Config, error) {
 		AuthType:     env("CERTCTL_AUTH_TYPE", "api-key"),
 		KeygenMode:   env("CERTCTL_KEYGEN_MODE", "agent"),
 		MaxBodyBytes: 1 << 20,
+
+		AgentBootstrapToken: getenv("CERTCTL_AGENT_BOOTSTRAP_TOKEN"),
+		ACME:                loadACMEConfig(getenv),
 	}
 
 	// certctl hand-parses os.Args for this flag rather than using package

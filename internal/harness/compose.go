@@ -74,22 +74,38 @@ func (c Compose) Images(ctx context.Context) ([]string, error) {
 	return imgs, nil
 }
 
-// ServiceImages maps each service to its image, for run.json.
-func (c Compose) ServiceImages(ctx context.Context) (map[string]string, error) {
+// Service is a service of the resolved compose configuration.
+type Service struct {
+	Image  string            `json:"image"`
+	Labels map[string]string `json:"labels"`
+}
+
+// RequiredLabel marks a tier service whose failure stops the run (a seeder), unlike a sidecar's.
+const RequiredLabel = "certctl-loadtest.required"
+
+// Services resolves the configuration: every service of the selected tiers, k6 included.
+func (c Compose) Services(ctx context.Context) (map[string]Service, error) {
 	out, err := c.Output(ctx, "--profile", "k6", "config", "--format", "json")
 	if err != nil {
 		return nil, err
 	}
 	var doc struct {
-		Services map[string]struct {
-			Image string `json:"image"`
-		} `json:"services"`
+		Services map[string]Service `json:"services"`
 	}
 	if err := json.Unmarshal([]byte(out), &doc); err != nil {
 		return nil, fmt.Errorf("reading docker compose config: %w", err)
 	}
+	return doc.Services, nil
+}
+
+// ServiceImages maps each service to its image, for run.json.
+func (c Compose) ServiceImages(ctx context.Context) (map[string]string, error) {
+	svcs, err := c.Services(ctx)
+	if err != nil {
+		return nil, err
+	}
 	m := map[string]string{}
-	for name, s := range doc.Services {
+	for name, s := range svcs {
 		m[name] = s.Image
 	}
 	return m, nil

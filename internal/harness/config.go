@@ -149,6 +149,14 @@ func Load(root string, getenv func(string) string, now time.Time) (Config, error
 			}
 		}
 	}
+	for _, k := range []string{"SEED_BULK_CERTS", "SEED_AGENTS"} {
+		if v := get(k, ""); v != "" {
+			if n, err := strconv.Atoi(v); err != nil || n < 0 {
+				return c, fmt.Errorf("%s=%q must be a whole number of rows", k, v)
+			}
+			c.Env[k] = v
+		}
+	}
 	if v := get("BATCH_SIZE", ""); v != "" {
 		if n, err := strconv.Atoi(v); err != nil || n <= 0 || n > 500 {
 			return c, fmt.Errorf("BATCH_SIZE=%q must be a whole number from 1 to 500 (ids per bulk-renew request)", v)

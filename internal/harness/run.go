@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -98,7 +99,11 @@ func (r *Runner) Run(ctx context.Context) int {
 		r.saveStackLogs(compose, dir)
 		return finish(ExitEnvironment, problem)
 	}
-	r.upTierServices(ctx, compose, dir, &run)
+	if problem := r.upTierServices(ctx, compose, dir, &run); problem != "" {
+		r.logf("%s", problem)
+		r.saveStackLogs(compose, dir)
+		return finish(ExitEnvironment, problem)
+	}
 	run.K6Version = r.k6Version(ctx, compose)
 
 	run.Scenarios = r.runScenarios(ctx, compose, dir)
@@ -246,44 +251,55 @@ func (r *Runner) up(ctx context.Context, compose Compose, dir string, run *repor
 	return fmt.Sprintf("the stack did not start (docker compose up exit %d): see %s", code, filepath.Join(dir, "logs", "up.log"))
 }
 
-// upTierServices starts the services of the selected tiers' profiles (the connector sidecars). One
-// that does not come up is reported and left to fail its own scenario: the other targets still run.
-func (r *Runner) upTierServices(ctx context.Context, compose Compose, dir string, run *report.Run) {
-	out, err := compose.Output(ctx, "config", "--services")
+// upTierServices starts the services of the selected tiers' profiles: the connector sidecars and the
+// scale seeder. A sidecar that does not come up is reported and left to fail its own scenario, so the
+// other targets still run; a required one (the seeder) failing stops the run before k6 starts.
+func (r *Runner) upTierServices(ctx context.Context, compose Compose, dir string, run *report.Run) string {
+	svcs, err := compose.Services(ctx)
 	if err != nil {
-		return
+		return err.Error()
 	}
-	core := map[string]bool{"postgres": true, "tls-init": true, "certctl-migrate": true, "seed-base": true, "certctl-server": true}
+	core := map[string]bool{"postgres": true, "tls-init": true, "certctl-migrate": true, "seed-base": true, "certctl-server": true, "k6": true}
 	var extra []string
-	for _, svc := range strings.Fields(out) {
+	for svc := range svcs {
 		if !core[svc] {
 			extra = append(extra, svc)
 		}
 	}
 	if len(extra) == 0 {
-		return
+		return ""
 	}
+	sort.Strings(extra)
 	logf, err := os.OpenFile(filepath.Join(dir, "logs", "up.log"), os.O_APPEND|os.O_WRONLY|os.O_CREATE, 0o644)
 	if err != nil {
-		return
+		return err.Error()
 	}
 	defer logf.Close()
 	uctx, cancel := context.WithTimeout(ctx, r.Cfg.StartTimeout+30*time.Second)
 	defer cancel()
 	args := append([]string{"up", "--detach", "--wait", "--wait-timeout", strconv.Itoa(int(r.Cfg.StartTimeout.Seconds()))}, extra...)
 	if code, err := compose.Run(uctx, logf, logf, args...); err == nil && code == 0 {
-		return
+		return ""
 	}
 	states, _ := compose.States(context.Background())
 	for _, s := range states {
-		for _, svc := range extra {
-			if s.Service == svc && (s.State != "running" || (s.Health != "" && s.Health != "healthy")) {
-				msg := fmt.Sprintf("%s is not up (%s %s): its scenarios will fail; the others run", svc, s.State, s.Health)
-				r.logf("%s", msg)
-				run.StackState = append(run.StackState, msg)
-			}
+		if _, ok := svcs[s.Service]; !ok || core[s.Service] {
+			continue
+		}
+		required := svcs[s.Service].Labels[RequiredLabel] == "true"
+		switch {
+		case required && s.State == "exited" && s.ExitCode == 0:
+		case required:
+			tail, _ := compose.Output(context.Background(), "logs", "--no-color", "--no-log-prefix", "--tail", "25", s.Service)
+			fmt.Fprintf(r.Stderr, "---- last lines of %s ----\n%s---- end of %s ----\n", s.Service, tail, s.Service)
+			return fmt.Sprintf("%s failed (%s, exit %d) before any load: its error is above; nothing was run", s.Service, s.State, s.ExitCode)
+		case s.State != "running" || (s.Health != "" && s.Health != "healthy"):
+			msg := fmt.Sprintf("%s is not up (%s %s): its scenarios will fail; the others run", s.Service, s.State, s.Health)
+			r.logf("%s", msg)
+			run.StackState = append(run.StackState, msg)
 		}
 	}
+	return ""
 }
 
 func (r *Runner) k6Version(ctx context.Context, compose Compose) string {

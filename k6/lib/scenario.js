@@ -10,6 +10,7 @@
 //         labels?   fields copied into the record as they are (e.g. target_type) }
 // A constant-vus load is { executor: 'constant-vus', vus }: it cannot drop iterations, so its budget
 // carries no dropped_iterations threshold.
+import exec from 'k6/execution';
 import { loadConfig } from './config.js';
 import { thresholdsFor } from './thresholds.js';
 import { probeCertctl } from './probe.js';
@@ -49,7 +50,14 @@ export function defineScenario(spec, env) {
   return {
     cfg,
     options,
-    setup: () => probe(cfg),
+    // A setup that throws would print a stack trace and exit 107; abort says why in one sentence.
+    setup: () => {
+      try {
+        return probe(cfg);
+      } catch (e) {
+        return exec.test.abort(`setup of ${spec.name} failed: ${e && e.message ? e.message : e}`);
+      }
+    },
     handleSummary: (data) => {
       const rec = scenarioRecord(data, spec, k6scenario, cfg);
       return {
