@@ -88,6 +88,9 @@ type Record struct {
 	// Connector tier: the target type and the TLS handshake / TCP connect parts of each request.
 	TargetType string             `json:"target_type,omitempty"`
 	TrendsMS   map[string]Latency `json:"trends_ms,omitempty"`
+	// Counters: totals a scenario reports from the responses (bulk-renew enqueued/skipped, ACME 5xx
+	// and 429 shapes, certctl's known renewal-info 404s).
+	Counters map[string]float64 `json:"counters,omitempty"`
 }
 
 type Latency struct {
