@@ -679,4 +679,6 @@ func TestPostgres(t *testing.T) {
 			t.Errorf("migrate-only output: %q", out.String())
 		}
 	})
+
+	runIssuanceTests(t, h) // issuance_test.go
 }

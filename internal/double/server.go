@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"math/big"
 	"net"
 	"net/http"
 	"os"
@@ -30,6 +31,11 @@ type Server struct {
 	errLog *log.Logger
 	now    func() time.Time
 
+	// issuers is certctl's issuer registry, loaded once at startup;
+	// newSerial draws leaf serials (injectable for tests).
+	issuers   map[string]*issuerConn
+	newSerial func() (*big.Int, error)
+
 	api  http.Handler // full chain: rate limit, auth, faults, routes
 	anon http.Handler // probes and version: own rate limit, no auth
 }
@@ -51,6 +57,10 @@ func NewServer(ctx context.Context, cfg Config, db *pgxpool.Pool, errLog io.Writ
 	if err != nil {
 		return nil, err
 	}
+	issuers, err := loadIssuers(ctx, db)
+	if err != nil {
+		return nil, err
+	}
 	s := &Server{
 		cfg:    cfg,
 		db:     db,
@@ -59,6 +69,9 @@ func NewServer(ctx context.Context, cfg Config, db *pgxpool.Pool, errLog io.Writ
 		faults: newFaultInjector(cfg.Faults),
 		errLog: log.New(errLog, "certctl-double: ", log.LstdFlags),
 		now:    time.Now,
+
+		issuers:   issuers,
+		newSerial: randomSerial,
 	}
 
 	mux := http.NewServeMux()
@@ -72,6 +85,12 @@ func NewServer(ctx context.Context, cfg Config, db *pgxpool.Pool, errLog io.Writ
 	mux.Handle("POST /api/v1/certificates/bulk-renew", s.require("cert.issue", s.bulkRenew))
 	mux.Handle("GET /api/v1/stats/summary", s.require("stats.read", s.statsSummary))
 	mux.Handle("POST /api/v1/agents/{id}/heartbeat", s.require("agent.heartbeat", s.heartbeat))
+	mux.Handle("GET /api/v1/certificates/{id}", s.require("cert.read", s.getCertificate))
+	mux.Handle("GET /api/v1/certificates/{id}/versions", s.require("cert.read", s.certificateVersions))
+	mux.Handle("GET /api/v1/agents", s.require("agent.read", s.listAgents))
+	mux.Handle("POST /api/v1/agents", s.require("agent.edit", s.registerAgent))
+	mux.Handle("POST /api/v1/agents/{id}/csr", s.require("agent.job.poll", s.submitCSR))
+	s.registerACME(mux)
 	mux.HandleFunc("/api/v1/", notFound)
 
 	// certctl runs two chains: the authenticated one for /api/v1 (and, with

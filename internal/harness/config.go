@@ -157,6 +157,15 @@ func Load(root string, getenv func(string) string, now time.Time) (Config, error
 			c.Env[k] = v
 		}
 	}
+	if v := get("SEED_DIR", ""); v != "" {
+		if !filepath.IsAbs(v) {
+			v = filepath.Join(root, v)
+		}
+		if st, err := os.Stat(v); err != nil || !st.IsDir() {
+			return c, fmt.Errorf("SEED_DIR=%s is not a directory of *.sql fixtures", v)
+		}
+		c.Env["SEED_DIR"] = v
+	}
 	if v := get("BATCH_SIZE", ""); v != "" {
 		if n, err := strconv.Atoi(v); err != nil || n <= 0 || n > 500 {
 			return c, fmt.Errorf("BATCH_SIZE=%q must be a whole number from 1 to 500 (ids per bulk-renew request)", v)

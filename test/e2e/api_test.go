@@ -100,7 +100,7 @@ func TestAPIThresholdsCanFail(t *testing.T) {
 	}{
 		{
 			// 6 s on creates: past both issuance budgets (2 s, 5 s); 10/s keeps 60 VUs busy, well under max.
-			name:  "issuance latency",
+			name: "issuance latency",
 			// PRE_VUS: VUs k6 adds mid-run start late and drop iterations; this case is about latency only.
 			env:   []string{"DOUBLE_LATENCY=6s", "DOUBLE_FAULT_ROUTE=POST /api/v1/certificates", "RATE_ISSUANCE_ACCEPTANCE=10", "PRE_VUS=100"},
 			issue: []string{"http_req_duration p(95)<2000", "http_req_duration p(99)<5000"},
@@ -111,7 +111,7 @@ func TestAPIThresholdsCanFail(t *testing.T) {
 			list: []string{"http_req_duration p(95)<800", "http_req_duration p(99)<2000"},
 		},
 		{
-			name:  "error rate",
+			name: "error rate",
 			// Not on the setup probe's /api/v1/auth/check: that would abort the run before any load.
 			env:   []string{"DOUBLE_ERROR_RATE=0.2", "DOUBLE_FAULT_ROUTE=POST /api/v1/certificates,GET /api/v1/certificates"},
 			issue: []string{"http_req_failed rate<0.01"},

@@ -101,6 +101,7 @@ type summary struct {
 			LatencyMS    struct {
 				Avg, P50, P90, P95, P99, Max float64
 			} `json:"latency_ms"`
+			Counters   map[string]float64 `json:"counters"`
 			Thresholds []struct {
 				Metric     string `json:"metric"`
 				Expression string `json:"expression"`
@@ -267,6 +268,8 @@ func wantCode(t *testing.T, r result, code int) {
 		t.Fatalf("exit %d, want %d; output:\n%s", r.code, code, r.output)
 	}
 }
+
+func regexpFind(pattern, s string) bool { return regexp.MustCompile(pattern).MatchString(s) }
 
 func wantOutput(t *testing.T, r result, pattern string) {
 	t.Helper()
