@@ -477,6 +477,7 @@ func runIssuanceTests(t *testing.T, h *harness) {
 			}
 		}
 
+		// json.Encoder escapes < and >, in certctl as here.
 		expectProblem(t, f.do(t, "GET", "/acme/directory", adminToken, ""), 403,
 			`{"type":"urn:ietf:params:acme:error:userActionRequired","detail":"this server requires the per-profile path /acme/profile/\u003cid\u003e/* — set CERTCTL_ACME_SERVER_DEFAULT_PROFILE_ID for /acme/* shorthand","status":403}`)
 		serverInternal := `{"type":"urn:ietf:params:acme:error:serverInternal","detail":"ACME server error","status":500}`

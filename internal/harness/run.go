@@ -331,7 +331,13 @@ func (r *Runner) runScenarios(ctx context.Context, compose Compose, dir string) 
 				args = append(args, "-e", k)
 			}
 		}
-		args = append(args, "k6", "run", "--quiet", "--no-color", "/"+sc.Path)
+		// Each k6 also exports its web-dashboard report (no port opened: -1) and its raw samples.
+		args = append(args,
+			"-e", "K6_WEB_DASHBOARD=true", "-e", "K6_WEB_DASHBOARD_PORT=-1",
+			// The report holds one point per period and is empty for a run shorter than one.
+			"-e", "K6_WEB_DASHBOARD_PERIOD=2s",
+			"-e", "K6_WEB_DASHBOARD_EXPORT=/results/dashboard/"+sc.Name+".html",
+			"k6", "run", "--quiet", "--no-color", "--out", "json=/results/raw/"+sc.Name+".json.gz", "/"+sc.Path)
 		r.logf("scenario %s: k6 run %s", sc.Name, sc.Path)
 		wg.Add(1)
 		go func(i int, sc Scenario) {
@@ -394,12 +400,13 @@ func makeRunDir(dir string) error {
 	if _, err := os.Stat(dir); err == nil {
 		return fmt.Errorf("%s already exists: results of a run are never overwritten; pick another RUN_ID", dir)
 	}
-	for _, d := range []string{dir, filepath.Join(dir, "scenarios"), filepath.Join(dir, "logs")} {
+	k6dirs := []string{dir, filepath.Join(dir, "scenarios"), filepath.Join(dir, "dashboard"), filepath.Join(dir, "raw")}
+	for _, d := range append(k6dirs, filepath.Join(dir, "logs")) {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return err
 		}
 	}
-	for _, d := range []string{dir, filepath.Join(dir, "scenarios")} {
+	for _, d := range k6dirs {
 		if err := os.Chmod(d, 0o777); err != nil {
 			return err
 		}

@@ -76,6 +76,13 @@ func TestDefaultTiersGreen(t *testing.T) {
 	if err != nil || latest != filepath.Base(r.dir) {
 		t.Errorf("results/latest -> %q (%v), want %s", latest, err, filepath.Base(r.dir))
 	}
+	for _, sc := range s.Scenarios {
+		for _, f := range []string{"dashboard/" + sc.Name + ".html", "raw/" + sc.Name + ".json.gz", "scenarios/" + sc.Name + ".json", "logs/" + sc.Name + ".log"} {
+			if st, err := os.Stat(filepath.Join(r.dir, f)); err != nil || st.Size() == 0 {
+				t.Errorf("%s: %v", f, err)
+			}
+		}
+	}
 	assertNoSecrets(t, r.dir)
 }
 
