@@ -4,8 +4,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+
+	"certctl-loadtest/internal/harness"
 )
 
 func repoRoot(t *testing.T) string {
@@ -61,6 +64,53 @@ func TestUnscoped(t *testing.T) {
 	} {
 		if got := unscoped(in, "s"); got != want {
 			t.Errorf("%s: %s", in, got)
+		}
+	}
+}
+
+// Every variable the code reads is in the configuration table (harness.Knobs).
+func TestEveryKnobIsDocumented(t *testing.T) {
+	root := repoRoot(t)
+	documented := map[string]bool{}
+	var patterns []*regexp.Regexp
+	for _, k := range harness.Knobs {
+		for _, n := range strings.Split(k.Name, ", ") {
+			if strings.Contains(n, "<") {
+				patterns = append(patterns, regexp.MustCompile("^"+regexp.MustCompile(`<[A-Z]+>`).ReplaceAllString(n, "[A-Z0-9_]+")+"$"))
+			} else {
+				documented[n] = true
+			}
+		}
+	}
+	// Set for the containers, not read from the caller: not knobs.
+	notKnobs := map[string]bool{"PGPASSWORD": true, "RESULTS_DIR": false, "SSL_CERT_FILE": true, "LOADTEST_GOAL": true, "RUN_DIR": true}
+	reads := map[string]*regexp.Regexp{
+		"k6/lib/*.js":           regexp.MustCompile(`(?:env|__ENV)(?:\.([A-Z][A-Z0-9_]+)|\[\x60([A-Z_]+)\$)`),
+		"k6/*/*.js":             regexp.MustCompile(`__ENV\.([A-Z][A-Z0-9_]+)`),
+		"internal/harness/*.go": regexp.MustCompile(`get\("([A-Z][A-Z0-9_]+)",`),
+		"docker-compose.yml":    regexp.MustCompile(`\$\{([A-Z][A-Z0-9_]+)`),
+		"compose.double.yml":    regexp.MustCompile(`\$\{([A-Z][A-Z0-9_]+)`),
+	}
+	for glob, re := range reads {
+		files, _ := filepath.Glob(filepath.Join(root, glob))
+		for _, f := range files {
+			b, _ := os.ReadFile(f)
+			for _, m := range re.FindAllStringSubmatch(string(b), -1) {
+				name := m[1]
+				if name == "" && len(m) > 2 {
+					name = m[2] + "X" // RATE_${…} style: a pattern instance
+				}
+				if documented[name] || notKnobs[name] || strings.HasPrefix(name, "K6_") {
+					continue
+				}
+				ok := false
+				for _, p := range patterns {
+					ok = ok || p.MatchString(name)
+				}
+				if !ok {
+					t.Errorf("%s reads %s, which docs/configuration.md (harness.Knobs) does not list", filepath.Base(f), name)
+				}
+			}
 		}
 	}
 }
