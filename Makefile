@@ -45,7 +45,11 @@ docs: $(LOADTEST) ## Regenerate the tables in the docs from the code (k6 inspect
 images: ## Build the offline stand-ins of every image (cached; FORCE=1 rebuilds)
 	@images/build.sh
 
-test: images test-unit test-k6 test-e2e ## The whole test suite (what .ci/run calls)
+test: images lint-workflows test-unit test-k6 test-e2e ## The whole test suite (what .ci/run calls)
+
+.PHONY: lint-workflows
+lint-workflows: ## Lint the GitHub workflows (actionlint, pinned in go.mod)
+	go tool actionlint
 
 test-unit: ## Go unit tests: config, report (golden files), docs tables, the doubles, seeds on a real PostgreSQL
 	go test -count=1 ./cmd/... ./internal/... ./test/seed/

@@ -17,6 +17,7 @@ command -v dockerd >/dev/null || need+=(docker.io)
 command -v debootstrap >/dev/null || need+=(debootstrap)
 [ -x /usr/lib/postgresql/15/bin/initdb ] || need+=(postgresql-15)
 command -v curl >/dev/null || need+=(curl)
+command -v shellcheck >/dev/null || need+=(shellcheck)   # actionlint checks the workflow's run: blocks with it
 if [ ${#need[@]} -gt 0 ]; then
   log "apt-get install ${need[*]}"
   export DEBIAN_FRONTEND=noninteractive

@@ -15,7 +15,7 @@ func TestACMEFlow(t *testing.T) {
 		code int
 		fail []string
 	}{
-		{"green", nil, 0, nil},
+		{"green", []string{"RATE_ACME_FLOW=50"}, 0, nil},
 		{
 			// 900 ms on each ACME endpoint: past every per-endpoint p95 budget (500, 300, 800 ms).
 			"endpoint latency", []string{"DOUBLE_LATENCY=900ms", "DOUBLE_FAULT_ROUTE=" + acmeRoutes, "RATE_ACME_FLOW=10", "PRE_VUS=100"}, 99,
@@ -35,43 +35,63 @@ func TestACMEFlow(t *testing.T) {
 	}
 }
 
-// The scale scenarios against the double, each at short duration, each budget shown able to fail.
+// The three scale scenarios against the double, side by side in each run (their budgets are
+// independent), each budget shown able to fail.
 func TestScaleScenarios(t *testing.T) {
+	// Heartbeats of the seeded agents only: registering the ARI agent in setup must not fail.
+	const scaleRoutes = "POST /api/v1/certificates/bulk-renew,POST /api/v1/agents/lt-agent-"
 	cases := []struct {
-		name, scenario string
-		env            []string
-		code           int
-		fail           []string
+		name string
+		env  []string
+		code int
+		fail map[string][]string
 	}{
-		{"bulk renewal green", "bulk_renewal", nil, 0, nil},
-		{"bulk renewal latency", "bulk_renewal", []string{"DOUBLE_LATENCY=6s", "DOUBLE_FAULT_ROUTE=POST /api/v1/certificates/bulk-renew", "PRE_VUS=60"}, 99,
-			[]string{"http_req_duration p(95)<2000", "http_req_duration p(99)<5000"}},
-		{"bulk renewal errors", "bulk_renewal", []string{"DOUBLE_ERROR_RATE=0.3", "DOUBLE_FAULT_ROUTE=POST /api/v1/certificates/bulk-renew"}, 99,
-			[]string{"http_req_failed rate<0.01"}},
-		{"bulk renewal dropped", "bulk_renewal", []string{"MAX_VUS=1", "DOUBLE_LATENCY=400ms", "DOUBLE_FAULT_ROUTE=POST /api/v1/certificates/bulk-renew"}, 99,
-			[]string{"dropped_iterations count==0"}},
-		{"agent storm green", "agent_storm", nil, 0, nil},
-		{"agent storm latency", "agent_storm", []string{"DOUBLE_LATENCY=1200ms", "DOUBLE_FAULT_ROUTE=POST /api/v1/agents", "RATE_AGENT_STORM=20", "PRE_VUS=100"}, 99,
-			[]string{"http_req_duration p(95)<500", "http_req_duration p(99)<1000"}},
-		{"agent storm errors", "agent_storm", []string{"DOUBLE_ERROR_RATE=0.02", "DOUBLE_FAULT_ROUTE=POST /api/v1/agents"}, 99,
-			[]string{"http_req_failed rate<0.001"}},
-		{"agent storm dropped", "agent_storm", []string{"MAX_VUS=1", "DOUBLE_LATENCY=50ms", "DOUBLE_FAULT_ROUTE=POST /api/v1/agents"}, 99,
-			[]string{"dropped_iterations count==0"}},
-		{"acme burst green", "acme_burst", []string{"VUS_ACME_BURST=20"}, 0, nil},
-		{"acme burst latency", "acme_burst", []string{"VUS_ACME_BURST=20", "DOUBLE_LATENCY=900ms", "DOUBLE_FAULT_ROUTE=" + acmeRoutes}, 99,
-			[]string{"http_req_duration p(95)<500", "http_req_duration p(95)<300", "http_req_duration p(95)<800"}},
+		// Green at a lighter load: acme_burst is a closed loop that takes whatever CPU is left on the box,
+		// and the storm at its full 167/s beside it can drop iterations on 2 cores.
+		{"green", []string{"VUS_ACME_BURST=4", "RATE_AGENT_STORM=50"}, 0, nil},
 		{
-			// 0.5 % 5xx: over the 0.1 % server-error budget, under the 1 % the checks allow.
-			"acme burst 5xx", "acme_burst", []string{"VUS_ACME_BURST=20", "DOUBLE_ERROR_RATE=0.005", "DOUBLE_FAULT_ROUTE=" + acmeRoutes}, 99,
-			[]string{"acme_server_errors rate<0.001"},
+			// 5.5 s: past p99 of bulk renewal (5 s) and of heartbeats (1 s) and every ACME p95; the
+			// timeout is raised so slow requests end as slow, not as failed.
+			"latency", []string{"DOUBLE_LATENCY=5500ms", "DOUBLE_FAULT_ROUTE=" + scaleRoutes + "," + acmeRoutes,
+				"REQUEST_TIMEOUT=30s", "RATE_AGENT_STORM=20", "PRE_VUS=150"}, 99,
+			map[string][]string{
+				"bulk_renewal": {"http_req_duration p(95)<2000", "http_req_duration p(99)<5000"},
+				"agent_storm":  {"http_req_duration p(95)<500", "http_req_duration p(99)<1000"},
+				"acme_burst":   {"http_req_duration p(95)<500", "http_req_duration p(95)<300", "http_req_duration p(95)<800"},
+			},
+		},
+		{
+			"errors", []string{"DOUBLE_ERROR_RATE=0.3", "DOUBLE_FAULT_ROUTE=" + scaleRoutes + "," + acmeRoutes}, 99,
+			map[string][]string{
+				"bulk_renewal": {"http_req_failed rate<0.01"},
+				"agent_storm":  {"http_req_failed rate<0.001"},
+				"acme_burst":   {"acme_server_errors rate<0.001", "checks rate>0.99"},
+			},
+		},
+		{
+			// One VU at 400 ms per request: 2.5/s of bulk renewal's 5/s and of the storm's 167/s.
+			"dropped iterations", []string{"MAX_VUS=1", "DOUBLE_LATENCY=400ms", "DOUBLE_FAULT_ROUTE=" + scaleRoutes}, 99,
+			map[string][]string{
+				"bulk_renewal": {"dropped_iterations count==0"},
+				"agent_storm":  {"dropped_iterations count==0"},
+			},
 		},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			env := doubleEnv(t, append([]string{"TIER=scale", "SCENARIOS=" + c.scenario, "DURATION=8s"}, c.env...)...)
+			env := doubleEnv(t, append([]string{"TIER=scale", "DURATION=8s", "VUS_ACME_BURST=20"}, c.env...)...)
 			r := loadtestRun(t, env)
 			wantCode(t, r, c.code)
-			wantThresholds(t, r, c.scenario, c.fail...)
+			for _, sc := range []string{"bulk_renewal", "agent_storm", "acme_burst"} {
+				wantThresholds(t, r, sc, c.fail[sc]...)
+			}
+			if c.name == "green" {
+				for _, sc := range r.summary.Scenarios {
+					if sc.Name == "bulk_renewal" && (sc.Result == nil || sc.Result.Counters["enqueued"] == 0) {
+						t.Errorf("bulk_renewal enqueued nothing: %+v", sc.Result)
+					}
+				}
+			}
 		})
 	}
 }
@@ -80,9 +100,6 @@ func TestScaleScenarios(t *testing.T) {
 // wrong shape, and never as the RFC 8555 one.
 func TestACMEBurstCountsRateLimitShapes(t *testing.T) {
 	r := loadtestRun(t, doubleEnv(t, "TIER=scale", "SCENARIOS=acme_burst", "DURATION=8s", "VUS_ACME_BURST=50", "CERTCTL_RATE_LIMIT_ENABLED=true"))
-	if r.code == 0 {
-		t.Log("the run passed although the limiter was on")
-	}
 	for _, sc := range r.summary.Scenarios {
 		if sc.Name != "acme_burst" || sc.Result == nil {
 			continue
