@@ -11,13 +11,16 @@ MAKEFLAGS += --no-print-directory
 LOADTEST := bin/loadtest
 GO_SOURCES := $(shell find cmd internal -name '*.go' 2>/dev/null) go.mod go.sum
 
-.PHONY: help loadtest loadtest-scale loadtest-scale-bulk loadtest-scale-acme loadtest-scale-agent check report docs images test test-unit test-k6 test-e2e clean deps
+.PHONY: help loadtest spotcheck loadtest-scale loadtest-scale-bulk loadtest-scale-acme loadtest-scale-agent check report docs images test test-unit test-k6 test-e2e clean deps
 
 help: ## List the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_-]+:.*## / {printf "  %-22s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 loadtest: $(LOADTEST) ## Run the default tiers against certctl (CERTCTL_IMAGE); results in results/latest
 	@LOADTEST_GOAL=$@ $(LOADTEST) run || { code=$$?; echo "make: loadtest exited $$code (99 = thresholds breached; see results/latest/summary.txt)" >&2; exit $$code; }
+
+spotcheck: $(LOADTEST) ## Operator spot checks (k6/spotcheck), one after another, against certctl; see docs/performance-baselines.md
+	@LOADTEST_GOAL=$@ $(LOADTEST) spotcheck || { code=$$?; echo "make: spotcheck exited $$code (99 = a baseline was breached; see results/latest/summary.txt)" >&2; exit $$code; }
 
 loadtest-scale: $(LOADTEST) ## The three scale scenarios in turn, one stack and one results directory each; fails if any failed
 	@rc=0; for t in loadtest-scale-bulk loadtest-scale-acme loadtest-scale-agent; do \

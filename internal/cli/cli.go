@@ -19,6 +19,8 @@ const usage = `usage:
   loadtest run               run the tiers in TIER against TARGET (configuration from the environment,
                              see docs/configuration.md); exit 0 green, 99 thresholds breached, 2 bad input,
                              3 environment (docker, images, stack start), 4 k6 wrote no results
+  loadtest spotcheck         like run, but the operator spot checks (k6/spotcheck/*.js, one after
+                             another) instead of the tiers; see docs/performance-baselines.md
   loadtest report <run-dir>  rewrite summary.json and summary.txt of a saved run and print the text
   loadtest check             validate the configuration only
   loadtest docs [--check]    regenerate the tables the docs carry from the code (--check: fail if stale)
@@ -43,8 +45,12 @@ func Main(ctx context.Context, e Env) int {
 		return harness.ExitBadInput
 	}
 	switch e.Args[0] {
-	case "run", "check":
-		cfg, err := harness.Load(e.Root, e.Getenv, e.Now())
+	case "run", "check", "spotcheck":
+		load := harness.Load
+		if e.Args[0] == "spotcheck" {
+			load = harness.LoadSpotchecks
+		}
+		cfg, err := load(e.Root, e.Getenv, e.Now())
 		if err != nil {
 			fmt.Fprintf(e.Stderr, "loadtest: %v\n", err)
 			return harness.ExitBadInput
@@ -55,7 +61,7 @@ func Main(ctx context.Context, e Env) int {
 		}
 		r := &harness.Runner{
 			Cfg: cfg, Exec: e.Exec, Env: append(append([]string(nil), e.Environ...), envList(cfg.Env)...),
-			Stdout: e.Stdout, Stderr: e.Stderr, Now: e.Now, Command: commandLine(e.Getenv),
+			Stdout: e.Stdout, Stderr: e.Stderr, Now: e.Now, Command: commandLine(e.Args[0], e.Getenv),
 		}
 		return r.Run(ctx)
 	case "report":
@@ -123,14 +129,14 @@ func envList(m map[string]string) []string {
 }
 
 // commandLine records how to repeat the run: the make goal and the harness variables that were set.
-func commandLine(getenv func(string) string) string {
+func commandLine(sub string, getenv func(string) string) string {
 	var parts []string
 	for _, k := range []string{"TIER", "TARGET", "DURATION", "IMAGES", "CERTCTL_IMAGE", "CERTCTL_RATE_LIMIT_ENABLED", "MAX_VUS"} {
 		if v := getenv(k); v != "" {
 			parts = append(parts, k+"="+v)
 		}
 	}
-	cmd := "loadtest run"
+	cmd := "loadtest " + sub
 	if goal := getenv("LOADTEST_GOAL"); goal != "" {
 		cmd = "make " + goal
 	}

@@ -1,7 +1,11 @@
 package docs
 
 import (
+	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
 	"strings"
 
 	"certctl-loadtest/internal/harness"
@@ -22,7 +26,7 @@ func CleanEnv(environ []string) []string {
 }
 
 // Documents carrying generated blocks.
-var Documents = []string{"README.md", "docs/configuration.md"}
+var Documents = []string{"README.md", "docs/configuration.md", "docs/scale.md", "docs/performance-baselines.md"}
 
 // Blocks renders every generated block by name.
 func Blocks(root string, inspect Inspector) (map[string]string, error) {
@@ -30,7 +34,15 @@ func Blocks(root string, inspect Inspector) (map[string]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	return map[string]string{"scenarios": ScenarioTable(rows), "configuration": ConfigTable(harness.Knobs)}, nil
+	baselines, err := BaselineTable(root)
+	if err != nil {
+		return nil, err
+	}
+	spotchecks, err := SpotcheckTable(root)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]string{"scenarios": ScenarioTable(rows), "configuration": ConfigTable(harness.Knobs), "baselines": baselines, "spotchecks": spotchecks}, nil
 }
 
 // ConfigTable renders the knobs as a Markdown table.
@@ -41,4 +53,96 @@ func ConfigTable(knobs []harness.Knob) string {
 		fmt.Fprintf(&b, "| `%s` | %s | `%s` | %s | %s |\n", strings.ReplaceAll(k.Name, ", ", "`, `"), k.Type, k.Default, k.Read, k.Doc)
 	}
 	return b.String()
+}
+
+// ---- spot checks (k6/spotcheck, make spotcheck) ----
+
+// Spotcheck is one entry of k6/lib/spotchecks.json.
+type Spotcheck struct {
+	Title      string              `json:"title"`
+	Source     string              `json:"source"`
+	Thresholds map[string][]string `json:"thresholds"`
+	Measured   struct {
+		Date, Machine, Certctl, Inventory, Command string
+		Figures                                    map[string]float64
+		Note                                       string
+	} `json:"measured"`
+	IfWorse []string `json:"if_worse"`
+}
+
+// SpotcheckTable renders k6/lib/spotchecks.json: one row per check, in the order `loadtest spotcheck`
+// runs them (file names), then each check's published baseline, measurement and guidance.
+func SpotcheckTable(root string) (string, error) {
+	raw, err := os.ReadFile(filepath.Join(root, "k6", "lib", "spotchecks.json"))
+	if err != nil {
+		return "", err
+	}
+	var all map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &all); err != nil {
+		return "", fmt.Errorf("k6/lib/spotchecks.json: %w", err)
+	}
+	checks := map[string]Spotcheck{}
+	var names []string
+	for name, r := range all {
+		if strings.HasPrefix(name, "_") {
+			continue
+		}
+		var c Spotcheck
+		if err := json.Unmarshal(r, &c); err != nil {
+			return "", fmt.Errorf("k6/lib/spotchecks.json: %s: %w", name, err)
+		}
+		checks[name] = c
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	var b strings.Builder
+	b.WriteString("| check | what it measures | baseline: thresholds (fail the run) | measured here |\n|---|---|---|---|\n")
+	for _, n := range names {
+		c := checks[n]
+		fmt.Fprintf(&b, "| [`%s`](../k6/spotcheck/%s.js) | %s | %s | %s |\n", n, n, c.Title, thresholdList(c.Thresholds), figureList(c))
+	}
+	for _, n := range names {
+		c := checks[n]
+		fmt.Fprintf(&b, "\n**`%s`**. Published by certctl: %s.\n", n, c.Source)
+		if m := c.Measured; m.Command != "" {
+			fmt.Fprintf(&b, "Measured %s on %s, certctl %s, inventory %s:\n\n```sh\n%s\n```\n", m.Date, m.Machine, m.Certctl, m.Inventory, m.Command)
+			if m.Note != "" {
+				fmt.Fprintf(&b, "\n%s\n", m.Note)
+			}
+		}
+		b.WriteString("\nIf you see worse, look here:\n\n")
+		for _, w := range c.IfWorse {
+			fmt.Fprintf(&b, "- %s\n", w)
+		}
+	}
+	return b.String(), nil
+}
+
+func thresholdList(t map[string][]string) string {
+	sels := make([]string, 0, len(t))
+	for s := range t {
+		sels = append(sels, s)
+	}
+	sort.Strings(sels)
+	parts := make([]string, len(sels))
+	for i, s := range sels {
+		parts[i] = fmt.Sprintf("`%s` %s", s, strings.Join(quoteAll(t[s]), ", "))
+	}
+	return strings.Join(parts, "; ")
+}
+
+func figureList(c Spotcheck) string {
+	if len(c.Measured.Figures) == 0 {
+		return "not measured yet"
+	}
+	keys := make([]string, 0, len(c.Measured.Figures))
+	for k := range c.Measured.Figures {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s %g", k, c.Measured.Figures[k])
+	}
+	return strings.Join(parts, ", ") + fmt.Sprintf(" (%s, certctl %s; how: below)", c.Measured.Date, c.Measured.Certctl)
 }

@@ -12,6 +12,8 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+
+	"certctl-loadtest/internal/harness"
 )
 
 // Inspector returns `k6 inspect <script>` for a script path relative to the repository root.
@@ -49,7 +51,7 @@ func Collect(root string, inspect Inspector) ([]Row, error) {
 	var rows []Row
 	for _, f := range files {
 		tier := filepath.Base(filepath.Dir(f))
-		if tier == "lib" || tier == "test" {
+		if tier == "lib" || tier == "test" || tier == harness.SpotcheckDir { // spot checks: their own block
 			continue
 		}
 		rel, _ := filepath.Rel(root, f)

@@ -44,6 +44,8 @@ type Config struct {
 	StartTimeout time.Duration
 	Project      string
 	Schema       string // certctl's schema dump, for TARGET=double
+	// Spotcheck: the scripts are k6/spotcheck/*.js (`loadtest spotcheck`), run one after another.
+	Spotcheck bool
 	// Env is what docker compose (and through it k6) is given on top of the caller's environment.
 	Env map[string]string
 	// Secrets are values of Env to redact wherever the config is written down.
@@ -267,7 +269,8 @@ func (c Config) Redacted() map[string]string {
 	return out
 }
 
-// DiscoverTiers finds the scenarios by glob: k6/<tier>/*.js. k6/lib and k6/test hold no scenarios.
+// DiscoverTiers finds the scenarios by glob: k6/<tier>/*.js. k6/lib, k6/test and k6/spotcheck hold no
+// scenarios.
 func DiscoverTiers(root string) (map[string][]Scenario, error) {
 	files, err := filepath.Glob(filepath.Join(root, "k6", "*", "*.js"))
 	if err != nil {
@@ -276,7 +279,7 @@ func DiscoverTiers(root string) (map[string][]Scenario, error) {
 	tiers := map[string][]Scenario{}
 	for _, f := range files {
 		tier := filepath.Base(filepath.Dir(f))
-		if tier == "lib" || tier == "test" {
+		if tier == "lib" || tier == "test" || tier == SpotcheckDir {
 			continue
 		}
 		name := strings.TrimSuffix(filepath.Base(f), ".js")
@@ -348,4 +351,39 @@ func randomHex(n int) string {
 		panic(err) // crypto/rand does not fail on Linux
 	}
 	return hex.EncodeToString(b)
+}
+
+// SpotcheckDir is k6/spotcheck: the operator spot checks (docs/performance-baselines.md). Not a tier.
+const SpotcheckDir = "spotcheck"
+
+// LoadSpotchecks is Load for `loadtest spotcheck`: the same stack and knobs, but the scripts are
+// k6/spotcheck/*.js (SCENARIOS picks some of them), run one after another, in file-name order.
+// TIER does not apply.
+func LoadSpotchecks(root string, getenv func(string) string, now time.Time) (Config, error) {
+	c, err := Load(root, func(k string) string {
+		if k == "TIER" || k == "SCENARIOS" {
+			return ""
+		}
+		return getenv(k)
+	}, now)
+	if err != nil {
+		return c, err
+	}
+	files, err := filepath.Glob(filepath.Join(root, "k6", SpotcheckDir, "*.js"))
+	if err != nil || len(files) == 0 {
+		return c, fmt.Errorf("no spot checks under %s/k6/%s/*.js", root, SpotcheckDir)
+	}
+	// The scale profile brings the seeder: SEED_BULK_CERTS certificates (10000) give the inventory
+	// walk something to walk; an empty inventory is one page and measures nothing.
+	c.Tiers, c.Scenarios, c.Spotcheck = []string{SpotcheckDir, "scale"}, nil, true
+	for _, f := range files {
+		rel, _ := filepath.Rel(root, f)
+		c.Scenarios = append(c.Scenarios, Scenario{Tier: SpotcheckDir, Name: strings.TrimSuffix(filepath.Base(f), ".js"), Path: filepath.ToSlash(rel)})
+	}
+	if spec := strings.TrimSpace(getenv("SCENARIOS")); spec != "" {
+		if c.Scenarios, err = selectScenarios(spec, c.Scenarios); err != nil {
+			return c, err
+		}
+	}
+	return c, nil
 }

@@ -41,6 +41,7 @@ var Knobs = []Knob{
 	{"LT_TEAM_ID, LT_OWNER_ID, LT_POLICY_ID, LT_ISSUER_ID, LT_PROFILE_ID", "id", "lt-team, lt-owner, lt-policy, lt-issuer-local, lt-profile", "compose, seed, k6", "Ids of the base rows `seed/00_base.sql` writes and every scenario references."},
 	{"TLS_NAMES", "names", "certctl-server localhost", "compose", "Names on certctl's server certificate."},
 	{"STARTER_NAMES", "names", "nginx apache haproxy f5 localhost", "compose", "Names on the connector targets' starter certificate."},
+	{"SPOTCHECK_CSR_DIR", "directory", "/tls/ari", "k6", "Where `k6/spotcheck/bulk_revoke.js` reads its CSRs (`1.csr`, `2.csr`, …, reused in turn), when run outside the stack."},
 	{"ARI_CSRS", "integer", "8", "compose", "CSRs `tls-init` writes for the certificates renewal-info asks about."},
 	{"START_TIMEOUT", "duration", "120s", "loadtest", "How long the stack may take to become healthy."},
 	{"RESULTS_DIR", "directory", "results", "loadtest", "Where run directories go; `latest` points at the newest."},

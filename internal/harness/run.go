@@ -50,7 +50,11 @@ func (r *Runner) Run(ctx context.Context) int {
 		return code
 	}
 	dir := cfg.RunDir()
-	if err := makeRunDir(dir); err != nil {
+	var extraDirs []string
+	if cfg.Spotcheck {
+		extraDirs = append(extraDirs, "spotchecks") // each spot check's own record (k6/spotcheck)
+	}
+	if err := makeRunDir(dir, extraDirs...); err != nil {
 		r.logf("cannot create the results directory: %v", err)
 		return ExitEnvironment
 	}
@@ -312,7 +316,8 @@ func (r *Runner) k6Version(ctx context.Context, compose Compose) string {
 	return strings.TrimSpace(firstLine(out, nil))
 }
 
-// runScenarios starts one k6 container per scenario, all at once, and waits for every one.
+// runScenarios starts one k6 container per scenario, all at once (spot checks: one after another),
+// and waits for every one.
 func (r *Runner) runScenarios(ctx context.Context, compose Compose, dir string) []report.ScenarioRun {
 	d, _ := ParseDuration("DURATION", r.Cfg.Duration)
 	// Bounded in time whatever k6 does: the run, setup, graceful stop and a margin.
@@ -358,6 +363,9 @@ func (r *Runner) runScenarios(ctx context.Context, compose Compose, dir string) 
 			runs[i].ExitCode = code
 			r.logf("scenario %s: k6 exited %d", sc.Name, code)
 		}(i, sc)
+		if r.Cfg.Spotcheck {
+			wg.Wait() // spot checks are latency measurements, not load: one at a time
+		}
 	}
 	wg.Wait()
 	return runs
@@ -395,12 +403,16 @@ func (r *Runner) host(ctx context.Context) report.Host {
 }
 
 // makeRunDir creates the run's directory. k6 runs as uid 12345 in its image and must be able to write
-// its records into it, whoever owns the checkout; it also exits 0 when it cannot.
-func makeRunDir(dir string) error {
+// its records into it, whoever owns the checkout; it also exits 0 when it cannot. extraK6Dirs are
+// further subdirectories k6 writes to (k6 creates none itself).
+func makeRunDir(dir string, extraK6Dirs ...string) error {
 	if _, err := os.Stat(dir); err == nil {
 		return fmt.Errorf("%s already exists: results of a run are never overwritten; pick another RUN_ID", dir)
 	}
 	k6dirs := []string{dir, filepath.Join(dir, "scenarios"), filepath.Join(dir, "dashboard"), filepath.Join(dir, "raw")}
+	for _, d := range extraK6Dirs {
+		k6dirs = append(k6dirs, filepath.Join(dir, d))
+	}
 	for _, d := range append(k6dirs, filepath.Join(dir, "logs")) {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return err

@@ -14,7 +14,7 @@ func TestBadInput(t *testing.T) {
 		code          int
 		env           []string
 	}{
-		{"unknown tier", `TIER="bogus": unknown tier "bogus"; known tiers: api`, 2, []string{"TIER=bogus"}},
+		{"unknown tier", `TIER="bogus": unknown tier "bogus"; known tiers: acme, api, connector, scale \(or default\)`, 2, []string{"TIER=bogus"}},
 		{"unknown target", `TARGET="prod" is not a target: use certctl .* or double`, 2, []string{"TARGET=prod"}},
 		{"malformed duration", `DURATION="5x" is not a duration: use a number with ms, s, m or h`, 2, []string{"DURATION=5x"}},
 		{"bad rate", `RATE_LIST_CERTIFICATES="fast" must be a positive whole number`, 2, []string{"RATE_LIST_CERTIFICATES=fast"}},

@@ -1,0 +1,157 @@
+// Shared part of the operator spot checks (k6/spotcheck/*.js): one VU, shared iterations, thresholds
+// from k6/lib/spotchecks.json, one record per check. Not a tier: `loadtest spotcheck` runs these one
+// after another (latency measurements, not load); `loadtest run` never sees them.
+//
+// spec: { name, iterations, latency: selector of the Trend behind latency_ms (e.g.
+//         'http_req_duration{phase:measured}'), recorded: selectors kept in the summary without a
+//         threshold, probe?: (cfg) => setup data (default: probe certctl),
+//         figures: (data) => { name: number } the check's own figures, from the end-of-test data,
+//         counters?: { record_field: 'k6_counter' } }
+import http from 'k6/http';
+import exec from 'k6/execution';
+import { loadConfig } from '../../lib/config.js';
+import { probeCertctl } from '../../lib/probe.js';
+import { RECORD_SCHEMA, thresholdResults } from '../../lib/summary.js';
+
+const SPOTCHECKS = JSON.parse(open('../../lib/spotchecks.json'));
+const TREND_STATS = ['avg', 'min', 'med', 'p(90)', 'p(95)', 'p(99)', 'max', 'count'];
+
+export function spotcheckSpec(name) {
+  const s = SPOTCHECKS[name];
+  if (!s || !s.thresholds) throw new Error(`no spot check "${name}" with thresholds in k6/lib/spotchecks.json`);
+  return s;
+}
+
+// Request parameters: admin token, a tag set, the configured timeout; 200 is the expected answer.
+export function params(cfg, tags, expected) {
+  return {
+    headers: { Authorization: `Bearer ${cfg.token}`, 'Content-Type': 'application/json' },
+    tags,
+    timeout: cfg.requestTimeout,
+    responseCallback: http.expectedStatuses(...(expected || [200])),
+  };
+}
+
+export function json(res) {
+  try {
+    return res.json();
+  } catch (_) {
+    return null;
+  }
+}
+
+function num(v) {
+  return typeof v === 'number' && isFinite(v) ? v : 0;
+}
+
+export function round(v, digits) {
+  const f = Math.pow(10, digits === undefined ? 3 : digits);
+  return Math.round(num(v) * f) / f;
+}
+
+export function trendValues(data, selector) {
+  const m = data.metrics[selector];
+  return (m && m.values) || {};
+}
+
+export function countOf(data, selector) {
+  const v = trendValues(data, selector);
+  return num(v.count !== undefined ? v.count : v.passes);
+}
+
+function latency(v) {
+  return { avg: round(v.avg), p50: round(v.med), p90: round(v['p(90)']), p95: round(v['p(95)']), p99: round(v['p(99)']), max: round(v.max) };
+}
+
+function scalars(d) {
+  if (!d) return null;
+  const out = {};
+  for (const [k, v] of Object.entries(d)) {
+    if (v === null || ['string', 'number', 'boolean'].includes(typeof v)) out[k] = v;
+    else if (Array.isArray(v)) out[`${k}_count`] = v.length;
+  }
+  return out;
+}
+
+export function defineSpotcheck(spec, env) {
+  const cfg = loadConfig(env || __ENV);
+  const baseline = spotcheckSpec(spec.name);
+  const thresholds = {};
+  // k6 keeps a sub-metric only when a threshold names it: an empty list records it without judging.
+  const recorded = ['http_reqs{phase:measured}', 'http_req_failed{phase:measured}', spec.latency].concat(spec.recorded || []);
+  for (const sel of recorded) thresholds[sel] = [];
+  for (const [sel, exprs] of Object.entries(baseline.thresholds)) thresholds[sel] = exprs.slice();
+  const options = {
+    scenarios: { [spec.name]: { executor: 'shared-iterations', vus: 1, iterations: spec.iterations, maxDuration: '10m' } },
+    thresholds,
+    summaryTrendStats: TREND_STATS,
+    setupTimeout: '300s',
+  };
+  const probe = spec.probe || probeCertctl;
+  return {
+    cfg,
+    options,
+    setup: () => {
+      try {
+        return probe(cfg);
+      } catch (e) {
+        return exec.test.abort(`setup of ${spec.name} failed: ${e && e.message ? e.message : e}`);
+      }
+    },
+    handleSummary: (data) => {
+      const rec = record(data, spec, baseline, cfg);
+      const text = JSON.stringify(rec, null, 2) + '\n';
+      // spotchecks/ is the spot check's own record; scenarios/ is the copy `loadtest report` reads
+      // (same schema as a scenario's). k6 creates neither directory: `loadtest spotcheck` does.
+      return {
+        [`${cfg.resultsDir}/spotchecks/${spec.name}.json`]: text,
+        [`${cfg.resultsDir}/scenarios/${spec.name}.json`]: text,
+        stdout: renderSpotcheck(rec) + '\n',
+      };
+    },
+  };
+}
+
+function record(data, spec, baseline, cfg) {
+  const thresholds = thresholdResults(data);
+  const seconds = num(data.state && data.state.testRunDurationMs) / 1000;
+  const iterations = countOf(data, 'iterations');
+  const counters = {};
+  for (const [field, m] of Object.entries(spec.counters || {})) counters[field] = countOf(data, m);
+  const failed = data.metrics[`http_req_failed{phase:measured}`];
+  return {
+    schema: RECORD_SCHEMA,
+    scenario: spec.name,
+    tier: 'spotcheck',
+    executor: 'shared-iterations',
+    duration_s: round(seconds),
+    target_rate_per_s: 0,
+    achieved_rate_per_s: seconds > 0 ? round(iterations / seconds) : 0,
+    iterations,
+    dropped_iterations: 0,
+    requests: countOf(data, 'http_reqs{phase:measured}'),
+    error_rate: round(failed && failed.values.rate, 6),
+    latency_metric: spec.latency,
+    latency_ms: latency(trendValues(data, spec.latency)),
+    thresholds,
+    thresholds_ok: thresholds.every((t) => t.ok),
+    vus: { pre_allocated: 1, max: 1 },
+    test_run_duration_s: round(seconds),
+    setup: scalars(data.setup_data),
+    counters,
+    // The check's own figures, the baseline it was held to, and where to look when it is worse.
+    spotcheck: {
+      title: baseline.title,
+      figures: data.setup_data ? spec.figures(data) : {},
+      baseline: baseline.thresholds,
+      if_worse: baseline.if_worse,
+    },
+  };
+}
+
+export function renderSpotcheck(rec) {
+  if (!rec.setup) return `${rec.scenario}: setup failed, nothing was measured (the reason is logged above)`;
+  const figures = Object.entries(rec.spotcheck.figures).map(([k, v]) => `${k} ${v}`).join(', ');
+  const failed = rec.thresholds.filter((t) => !t.ok).map((t) => `${t.metric} ${t.expression}`);
+  return `${rec.scenario}: ${figures} — ` + (failed.length ? `FAILED: ${failed.join('; ')}` : 'baseline held');
+}
