@@ -356,6 +356,42 @@ func runIssuanceTests(t *testing.T, h *harness) {
 		}
 	})
 
+	t.Run("BulkRevoke", func(t *testing.T) {
+		f := h.issuanceServer(t, testConfig())
+		t.Parallel()
+
+		rec := f.do(t, "POST", "/api/v1/agents", adminToken, `{"name":"revoker","hostname":"revoker.example.com"}`)
+		expectStatus(t, rec, 201)
+		agentID := decode[agent](t, rec).ID
+		issued := f.createCert(t, "issued")
+		csrPEM, _ := newCSR(t, issued.CommonName, issued.CommonName)
+		expectStatus(t, f.do(t, "POST", "/api/v1/agents/"+agentID+"/csr", adminToken, csrBody(csrPEM, issued.ID)), 202)
+		never := f.createCert(t, "never-issued")
+
+		body := `{"reason":"superseded","certificate_ids":["` + issued.ID + `","` + never.ID + `","no-such-cert"]}`
+		expectStatus(t, f.do(t, "POST", "/api/v1/certificates/bulk-revoke", viewerToken, body), 403)
+		expectHandlerError(t, f.do(t, "POST", "/api/v1/certificates/bulk-revoke", adminToken, `{"reason":"because","certificate_ids":["x"]}`), 400, "invalid revocation reason")
+		expectHandlerError(t, f.do(t, "POST", "/api/v1/certificates/bulk-revoke", adminToken, `{"reason":"superseded"}`), 400, "filter criterion")
+
+		rec = f.do(t, "POST", "/api/v1/certificates/bulk-revoke", adminToken, body)
+		expectStatus(t, rec, 200)
+		got := decode[map[string]any](t, rec)
+		// Unknown ids drop out; a certificate never issued fails (no version to revoke).
+		if got["total_matched"] != 2.0 || got["total_revoked"] != 1.0 || got["total_failed"] != 1.0 || got["total_skipped"] != 0.0 {
+			t.Errorf("first revoke: %s", rec.Body.String())
+		}
+		if st := f.scalar(t, "SELECT status FROM managed_certificates WHERE id = $1", issued.ID); st != "Revoked" {
+			t.Errorf("status after revoke: %v", st)
+		}
+		if n := f.scalar(t, "SELECT count(*) FROM certificate_revocations WHERE certificate_id = $1 AND reason = 'superseded'", issued.ID); n != int64(1) {
+			t.Errorf("revocation rows: %v", n)
+		}
+		rec = f.do(t, "POST", "/api/v1/certificates/bulk-revoke", adminToken, body)
+		if got := decode[map[string]any](t, rec); got["total_skipped"] != 1.0 || got["total_revoked"] != 0.0 {
+			t.Errorf("second revoke: %s", rec.Body.String())
+		}
+	})
+
 	t.Run("CSRFailuresAndPaths", func(t *testing.T) {
 		f := h.issuanceServer(t, testConfig())
 		t.Parallel()

@@ -83,6 +83,7 @@ func NewServer(ctx context.Context, cfg Config, db *pgxpool.Pool, errLog io.Writ
 	mux.Handle("GET /api/v1/certificates", s.require("cert.read", s.listCertificates))
 	mux.Handle("POST /api/v1/certificates", s.require("cert.issue", s.createCertificate))
 	mux.Handle("POST /api/v1/certificates/bulk-renew", s.require("cert.issue", s.bulkRenew))
+	mux.Handle("POST /api/v1/certificates/bulk-revoke", s.require("cert.bulk_revoke", s.bulkRevoke))
 	mux.Handle("GET /api/v1/stats/summary", s.require("stats.read", s.statsSummary))
 	mux.Handle("POST /api/v1/agents/{id}/heartbeat", s.require("agent.heartbeat", s.heartbeat))
 	mux.Handle("GET /api/v1/certificates/{id}", s.require("cert.read", s.getCertificate))

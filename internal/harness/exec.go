@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"os"
 	"os/exec"
 	"syscall"
 	"time"
@@ -45,13 +44,4 @@ func OSExec(ctx context.Context, c Cmd) (int, error) {
 	default:
 		return -1, err
 	}
-}
-
-// Environ is the caller's environment with the run's own variables on top.
-func Environ(extra map[string]string) []string {
-	env := os.Environ()
-	for k, v := range extra {
-		env = append(env, k+"="+v)
-	}
-	return env
 }
