@@ -97,7 +97,11 @@ func (r *Runner) Run(ctx context.Context) int {
 		}
 	}()
 
-	r.logf("run %s: tiers %s against %s, %s per scenario; starting the stack", cfg.RunID, strings.Join(cfg.Tiers, ","), cfg.Target, cfg.Duration)
+	if cfg.Spotcheck {
+		r.logf("run %s: spot checks against %s, one at a time; starting the stack", cfg.RunID, cfg.Target)
+	} else {
+		r.logf("run %s: tiers %s against %s, %s per scenario; starting the stack", cfg.RunID, strings.Join(cfg.Tiers, ","), cfg.Target, cfg.Duration)
+	}
 	if problem := r.up(ctx, compose, dir, &run); problem != "" {
 		r.logf("%s", problem)
 		r.saveStackLogs(compose, dir)
