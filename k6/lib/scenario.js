@@ -19,6 +19,18 @@ import { scenarioRecord, renderLine } from './summary.js';
 // p(99) is not in k6's default set.
 const TREND_STATS = ['avg', 'min', 'med', 'p(90)', 'p(95)', 'p(99)', 'max'];
 
+// guardedSetup: a setup that throws would print a stack trace and exit 107; abort says why in one
+// sentence, and handleSummary still writes the record.
+export function guardedSetup(name, probe, cfg) {
+  return () => {
+    try {
+      return probe(cfg);
+    } catch (e) {
+      return exec.test.abort(`setup of ${name} failed: ${e && e.message ? e.message : e}`);
+    }
+  };
+}
+
 export function defineScenario(spec, env) {
   const cfg = loadConfig(env || __ENV);
   const load = spec.load;
@@ -50,14 +62,7 @@ export function defineScenario(spec, env) {
   return {
     cfg,
     options,
-    // A setup that throws would print a stack trace and exit 107; abort says why in one sentence.
-    setup: () => {
-      try {
-        return probe(cfg);
-      } catch (e) {
-        return exec.test.abort(`setup of ${spec.name} failed: ${e && e.message ? e.message : e}`);
-      }
-    },
+    setup: guardedSetup(spec.name, probe, cfg),
     handleSummary: (data) => {
       const rec = scenarioRecord(data, spec, k6scenario, cfg);
       return {

@@ -83,7 +83,7 @@ export function scenarioRecord(data, spec, k6scenario, cfg) {
 }
 
 // setup() data can hold thousands of ids for the VUs; the record keeps its scalar facts only.
-function scalars(d) {
+export function scalars(d) {
   if (!d) return null;
   const out = {};
   for (const [k, v] of Object.entries(d)) {

@@ -8,10 +8,10 @@
 //         figures: (data) => { name: number } the check's own figures, from the end-of-test data,
 //         counters?: { record_field: 'k6_counter' } }
 import http from 'k6/http';
-import exec from 'k6/execution';
 import { loadConfig } from '../../lib/config.js';
 import { probeCertctl } from '../../lib/probe.js';
-import { RECORD_SCHEMA, thresholdResults } from '../../lib/summary.js';
+import { RECORD_SCHEMA, thresholdResults, scalars } from '../../lib/summary.js';
+import { guardedSetup } from '../../lib/scenario.js';
 
 const SPOTCHECKS = JSON.parse(open('../../lib/spotchecks.json'));
 const TREND_STATS = ['avg', 'min', 'med', 'p(90)', 'p(95)', 'p(99)', 'max', 'count'];
@@ -63,15 +63,6 @@ function latency(v) {
   return { avg: round(v.avg), p50: round(v.med), p90: round(v['p(90)']), p95: round(v['p(95)']), p99: round(v['p(99)']), max: round(v.max) };
 }
 
-function scalars(d) {
-  if (!d) return null;
-  const out = {};
-  for (const [k, v] of Object.entries(d)) {
-    if (v === null || ['string', 'number', 'boolean'].includes(typeof v)) out[k] = v;
-    else if (Array.isArray(v)) out[`${k}_count`] = v.length;
-  }
-  return out;
-}
 
 export function defineSpotcheck(spec, env) {
   const cfg = loadConfig(env || __ENV);
@@ -91,13 +82,7 @@ export function defineSpotcheck(spec, env) {
   return {
     cfg,
     options,
-    setup: () => {
-      try {
-        return probe(cfg);
-      } catch (e) {
-        return exec.test.abort(`setup of ${spec.name} failed: ${e && e.message ? e.message : e}`);
-      }
-    },
+    setup: guardedSetup(spec.name, probe, cfg),
     handleSummary: (data) => {
       const rec = record(data, spec, baseline, cfg);
       const text = JSON.stringify(rec, null, 2) + '\n';
