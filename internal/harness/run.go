@@ -230,10 +230,11 @@ func (r *Runner) up(ctx context.Context, compose Compose, dir string, run *repor
 	uctx, cancel := context.WithTimeout(ctx, r.Cfg.StartTimeout+30*time.Second)
 	defer cancel()
 	code, err := compose.Run(uctx, logf, logf, "up", "--detach", "--wait", "--wait-timeout", strconv.Itoa(secs), "certctl-server")
-	if err == nil && code == 0 {
+	states, _ := compose.States(context.Background())
+	// `up --wait` has been seen to return 0 with certctl-server still unhealthy: believe the state.
+	if err == nil && code == 0 && serverHealthy(states) {
 		return ""
 	}
-	states, _ := compose.States(context.Background())
 	for _, s := range states {
 		run.StackState = append(run.StackState, fmt.Sprintf("%s: %s %s exit %d", s.Service, s.State, s.Health, s.ExitCode))
 	}
@@ -308,6 +309,15 @@ func (r *Runner) upTierServices(ctx context.Context, compose Compose, dir string
 		}
 	}
 	return ""
+}
+
+func serverHealthy(states []ServiceState) bool {
+	for _, s := range states {
+		if s.Service == "certctl-server" {
+			return s.State == "running" && s.Health == "healthy"
+		}
+	}
+	return false
 }
 
 func (r *Runner) k6Version(ctx context.Context, compose Compose) string {
