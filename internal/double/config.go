@@ -80,7 +80,7 @@ type Faults struct {
 // Active reports whether any per-request fault is configured.
 func (f Faults) Active() bool { return f.Latency > 0 || f.ErrorRate > 0 }
 
-var faultRouteRE = regexp.MustCompile(`^[A-Z]+( /.*)?$`)
+var faultRouteRE = regexp.MustCompile(`^[A-Z]+( /[^$]*\$?)?$`)
 
 // LoadConfig builds a Config from getenv (os.Getenv in production) and the
 // command-line arguments after the program name. It mirrors certctl's
@@ -194,7 +194,7 @@ func loadFaults(getenv func(string) string) (Faults, error) {
 	if v := getenv("DOUBLE_FAULT_ROUTE"); v != "" {
 		for _, route := range strings.Split(v, ",") {
 			if !faultRouteRE.MatchString(strings.TrimSpace(route)) {
-				return f, fmt.Errorf("DOUBLE_FAULT_ROUTE: %q is not \"METHOD\" or \"METHOD /path-prefix\", comma-separated (e.g. \"POST /api/v1/certificates\")", route)
+				return f, fmt.Errorf("DOUBLE_FAULT_ROUTE: %q is not \"METHOD\", \"METHOD /path-prefix\" or \"METHOD /exact/path$\", comma-separated (e.g. \"POST /api/v1/certificates\")", route)
 			}
 		}
 		f.Route = v

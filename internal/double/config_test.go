@@ -104,6 +104,7 @@ func TestLoadConfigRefusals(t *testing.T) {
 		{"error rate not a number", "DOUBLE_ERROR_RATE", "ten percent"},
 		{"route without method", "DOUBLE_FAULT_ROUTE", "/api/v1/certificates"},
 		{"route lower-case method", "DOUBLE_FAULT_ROUTE", "get /api/v1/certificates"},
+		{"route with $ inside", "DOUBLE_FAULT_ROUTE", "GET /api/v1/$certificates"},
 		{"exit after garbage", "DOUBLE_EXIT_AFTER", "soon"},
 		{"unhealthy garbage", "DOUBLE_UNHEALTHY", "maybe"},
 		{"port", "CERTCTL_SERVER_PORT", "http"},

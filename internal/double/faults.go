@@ -24,10 +24,19 @@ func (fi *faultInjector) applies(r *http.Request) bool {
 	}
 	// Method and path only: a route of "GET /api/v1/certificates" must
 	// match "GET /api/v1/certificates?per_page=50". A comma separates
-	// routes, so one run can fault several endpoints but not the probe.
+	// routes, so one run can fault several endpoints but not the probe. A
+	// trailing "$" matches the path exactly, so the list can be faulted
+	// without its sub-resources (.../{id}/versions) that setup() reads.
 	req := r.Method + " " + r.URL.Path
 	for _, route := range strings.Split(fi.f.Route, ",") {
-		if route = strings.TrimSpace(route); route != "" && strings.HasPrefix(req, route) {
+		route = strings.TrimSpace(route)
+		if exact, ok := strings.CutSuffix(route, "$"); ok {
+			if req == exact {
+				return true
+			}
+			continue
+		}
+		if route != "" && strings.HasPrefix(req, route) {
 			return true
 		}
 	}

@@ -127,6 +127,22 @@ func TestFaultRouteList(t *testing.T) {
 			t.Errorf("%s %s: applies=%v, want %v", c.method, c.target, got, c.want)
 		}
 	}
+	exact := newFaultInjector(Faults{Route: "GET /api/v1/certificates$,POST /api/v1/certificates/bulk-revoke", ErrorRate: 1})
+	for _, c := range []struct {
+		method, target string
+		want           bool
+	}{
+		{"GET", "/api/v1/certificates", true},
+		{"GET", "/api/v1/certificates?per_page=500&page=2", true},
+		{"GET", "/api/v1/certificates/c1/versions", false},
+		{"GET", "/api/v1/certificatesX", false},
+		{"POST", "/api/v1/certificates/bulk-revoke", true},
+	} {
+		r := httptest.NewRequest(c.method, c.target, nil)
+		if got := exact.applies(r); got != c.want {
+			t.Errorf("exact route, %s %s: applies=%v, want %v", c.method, c.target, got, c.want)
+		}
+	}
 	if _, err := LoadConfig(func(k string) string {
 		return map[string]string{"DOUBLE_FAULT_ROUTE": "POST /a,bogus route", "CERTCTL_SERVER_TLS_CERT_PATH": "x", "CERTCTL_SERVER_TLS_KEY_PATH": "y", "CERTCTL_AUTH_SECRET": "s"}[k]
 	}, nil); err == nil {

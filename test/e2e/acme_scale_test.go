@@ -19,7 +19,7 @@ func TestACMEFlow(t *testing.T) {
 		{
 			// 900 ms on each ACME endpoint: past every per-endpoint p95 budget (500, 300, 800 ms).
 			"endpoint latency", []string{"DOUBLE_LATENCY=900ms", "DOUBLE_FAULT_ROUTE=" + acmeRoutes, "RATE_ACME_FLOW=10", "PRE_VUS=100"}, 99,
-			[]string{"http_req_duration p(95)<500", "http_req_duration p(95)<300", "http_req_duration p(95)<800"},
+			[]string{"http_req_duration{endpoint:directory} p(95)<500", "http_req_duration{endpoint:nonce} p(95)<300", "http_req_duration{endpoint:renewal_info} p(95)<800"},
 		},
 		{"server errors", []string{"DOUBLE_ERROR_RATE=0.2", "DOUBLE_FAULT_ROUTE=" + acmeRoutes}, 99,
 			[]string{"http_req_failed rate<0.01", "checks rate>0.99"}},
@@ -55,7 +55,7 @@ func TestScaleScenarios(t *testing.T) {
 			map[string][]string{
 				"bulk_renewal": {"http_req_duration p(95)<2000", "http_req_duration p(99)<5000"},
 				"agent_storm":  {"http_req_duration p(95)<500", "http_req_duration p(99)<1000"},
-				"acme_burst":   {"http_req_duration p(95)<500", "http_req_duration p(95)<300", "http_req_duration p(95)<800"},
+				"acme_burst":   {"http_req_duration{endpoint:directory} p(95)<500", "http_req_duration{endpoint:nonce} p(95)<300", "http_req_duration{endpoint:renewal_info} p(95)<800"},
 			},
 		},
 		{

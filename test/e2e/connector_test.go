@@ -46,14 +46,14 @@ func TestConnectorThresholdsCanFail(t *testing.T) {
 		}, loadtest, "run")
 		wantCode(t, r, 99)
 		for _, tt := range targetTypes {
-			wantThresholds(t, r, tt, "connection_duration p(95)<"+p95[tt], "connection_duration p(99)<"+p99[tt])
+			wantThresholds(t, r, tt, tagged("connection_duration", tt)+" p(95)<"+p95[tt], tagged("connection_duration", tt)+" p(99)<"+p99[tt])
 		}
 	})
 	t.Run("wrong starter certificate", func(t *testing.T) {
 		r := loadtestRun(t, connectorEnv(t, "DURATION=5s", "STARTER_NAMES=somewhere-else.example"))
 		wantCode(t, r, 99)
 		for _, tt := range targetTypes {
-			wantThresholds(t, r, tt, "http_req_failed rate<0.01", "checks rate>0.99")
+			wantThresholds(t, r, tt, tagged("http_req_failed", tt)+" rate<0.01", tagged("checks", tt)+" rate>0.99")
 		}
 		wantOutput(t, r, `x509: certificate is valid for somewhere-else.example`)
 	})
@@ -61,7 +61,7 @@ func TestConnectorThresholdsCanFail(t *testing.T) {
 		r := loadtestRun(t, connectorEnv(t, "DURATION=5s", "EXPECT_TLS_VERSION=tls1.2"))
 		wantCode(t, r, 99)
 		for _, tt := range targetTypes {
-			wantThresholds(t, r, tt, "checks rate>0.99")
+			wantThresholds(t, r, tt, tagged("checks", tt)+" rate>0.99")
 		}
 	})
 	t.Run("dropped iterations", func(t *testing.T) {
@@ -99,3 +99,6 @@ func TestConnectorSidecarDown(t *testing.T) {
 		}
 	}
 }
+
+// tagged is a connector metric as its thresholds name it: scoped to one target type.
+func tagged(metric, targetType string) string { return metric + "{target_type:" + targetType + "}" }

@@ -252,7 +252,7 @@ func scenarioByName(t *testing.T, s summary, name string) (status string, thresh
 			thresholds = map[string]bool{}
 			if sc.Result != nil {
 				for _, th := range sc.Result.Thresholds {
-					thresholds[strings.SplitN(th.Metric, "{", 2)[0]+" "+th.Expression] = th.OK
+					thresholds[thresholdKey(th.Metric, th.Expression)] = th.OK
 				}
 			}
 			return sc.Status, thresholds
@@ -260,6 +260,26 @@ func scenarioByName(t *testing.T, s summary, name string) (status string, thresh
 	}
 	t.Fatalf("scenario %s not in summary.json", name)
 	return "", nil
+}
+
+// thresholdKey names a threshold as thresholds.json writes it: the metric with its own tags, without
+// the scenario tag thresholds.js adds, then the expression ("checks{walk:page} rate==1"). Keeping the
+// other tags matters: a scenario may hold the same expression on two tag sets.
+func thresholdKey(metric, expression string) string {
+	name, tags, ok := strings.Cut(strings.TrimSuffix(metric, "}"), "{")
+	if !ok {
+		return name + " " + expression
+	}
+	var kept []string
+	for _, tag := range strings.Split(tags, ",") {
+		if !strings.HasPrefix(tag, "scenario:") {
+			kept = append(kept, tag)
+		}
+	}
+	if len(kept) == 0 {
+		return name + " " + expression
+	}
+	return name + "{" + strings.Join(kept, ",") + "} " + expression
 }
 
 func wantCode(t *testing.T, r result, code int) {
