@@ -11,7 +11,7 @@ MAKEFLAGS += --no-print-directory
 LOADTEST := bin/loadtest
 GO_SOURCES := $(shell find cmd internal -name '*.go' 2>/dev/null) go.mod go.sum
 
-.PHONY: help loadtest spotcheck loadtest-scale loadtest-scale-bulk loadtest-scale-acme loadtest-scale-agent check report docs images test test-unit test-k6 test-e2e clean deps
+.PHONY: help loadtest spotcheck loadtest-scale loadtest-scale-bulk loadtest-scale-acme loadtest-scale-agent check report docs images test test-unit test-k6 test-e2e test-workflow clean deps
 
 help: ## List the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_-]+:.*## / {printf "  %-22s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -48,7 +48,7 @@ docs: $(LOADTEST) ## Regenerate the tables in the docs from the code (k6 inspect
 images: ## Build the offline stand-ins of every image (cached; FORCE=1 rebuilds)
 	@images/build.sh
 
-test: images lint-workflows test-unit test-k6 test-e2e ## The whole test suite (what .ci/run calls)
+test: images lint-workflows test-unit test-k6 test-e2e test-workflow ## The whole test suite (what .ci/run calls)
 
 .PHONY: lint-workflows
 lint-workflows: ## Lint the GitHub workflows (actionlint, pinned in go.mod)
@@ -61,7 +61,10 @@ test-k6: ## k6 library modules tested under k6 itself
 	go tool k6 run --quiet --no-color k6/test/lib.test.js
 
 test-e2e: $(LOADTEST) ## The harness end to end on the offline images against the certctl double
-	go test -count=1 -timeout 40m ./test/e2e/
+	go test -count=1 -parallel 2 -timeout 40m ./test/e2e/
+
+test-workflow: ## Run .github/workflows/loadtest.yml's jobs on this host with act (tools/act), offline, against the double
+	go test -count=1 -parallel 2 -timeout 20m ./test/workflow/
 
 clean: ## Remove build output and any stack a killed run left behind (results are kept)
 	rm -rf bin

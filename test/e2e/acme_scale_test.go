@@ -9,6 +9,7 @@ const acmeRoutes = "GET /acme/profile/lt-profile/directory,HEAD /acme/profile/lt
 
 // The ACME tier against the double: green, and each threshold breached by a run built for it.
 func TestACMEFlow(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name string
 		env  []string
@@ -36,7 +37,8 @@ func TestACMEFlow(t *testing.T) {
 }
 
 // The three scale scenarios against the double, side by side in each run (their budgets are
-// independent), each budget shown able to fail.
+// independent), each budget shown able to fail. Not parallel, as the next test: acme_burst is a closed
+// loop that takes every cycle left on the box, and would starve a green run beside it.
 func TestScaleScenarios(t *testing.T) {
 	// Heartbeats of the seeded agents only: registering the ARI agent in setup must not fail.
 	const scaleRoutes = "POST /api/v1/certificates/bulk-renew,POST /api/v1/agents/lt-agent-"
@@ -115,6 +117,7 @@ func TestACMEBurstCountsRateLimitShapes(t *testing.T) {
 // Seeds applied by the scale tier: a failing fixture stops the run before any k6 container starts,
 // and the SQL error is shown.
 func TestFailingSeedStopsTheRun(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(root, "test", "e2e", "testdata", "seed-missing-base")
 	r := loadtestRun(t, doubleEnv(t, "TIER=scale", "SCENARIOS=bulk_renewal", "SEED_DIR="+dir))
 	wantCode(t, r, 3)

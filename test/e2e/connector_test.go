@@ -14,6 +14,7 @@ func connectorEnv(t *testing.T, extra ...string) []string {
 
 // Each connector threshold is breached by a run built for it, for every target type.
 func TestConnectorThresholdsCanFail(t *testing.T) {
+	t.Parallel()
 	perTarget := func(format string) []string {
 		var env []string
 		for _, tt := range targetTypes {
@@ -81,6 +82,7 @@ var (
 
 // A sidecar that dies fails its own scenario; the other targets still run and report.
 func TestConnectorSidecarDown(t *testing.T) {
+	t.Parallel()
 	id := newRunID()
 	r := runDuring(t, connectorEnv(t, "DURATION=10s", "RUN_ID="+id), func() {
 		if waitForContainers(t, id, "-k6-", 4, 2*time.Minute) != nil {

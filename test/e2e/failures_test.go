@@ -9,6 +9,7 @@ import (
 
 // Bad input fails in seconds with a sentence that says what to fix, before any stack exists.
 func TestBadInput(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name, pattern string
 		code          int
@@ -45,6 +46,7 @@ func TestBadInput(t *testing.T) {
 
 // A server that never becomes healthy stops the run at START_TIMEOUT, naming the service and its log.
 func TestServerNeverHealthy(t *testing.T) {
+	t.Parallel()
 	r := loadtestRun(t, doubleEnv(t, "DOUBLE_UNHEALTHY=true", "START_TIMEOUT=8s"))
 	wantCode(t, r, 3)
 	wantOutput(t, r, `certctl-server did not become healthy within 8s \(START_TIMEOUT\)`)
@@ -58,6 +60,7 @@ func TestServerNeverHealthy(t *testing.T) {
 
 // A wrong token is refused by setup() before any load, in one sentence, and the results say so.
 func TestWrongToken(t *testing.T) {
+	t.Parallel()
 	r := loadtestRun(t, doubleEnv(t, "CLIENT_TOKEN=not-the-token"))
 	wantCode(t, r, 108)
 	wantOutput(t, r, `certctl rejected the API token \(401 on /api/v1/auth/check\): set CERTCTL_TOKEN`)
@@ -74,6 +77,7 @@ func TestWrongToken(t *testing.T) {
 // The server dies mid-run: the run fails, and the figures of what did run are kept. A re-run right
 // after works and gets its own directory.
 func TestServerKilledMidRunThenRerun(t *testing.T) {
+	t.Parallel()
 	results := t.TempDir()
 	env := doubleEnv(t, "DURATION=20s", "DOUBLE_EXIT_AFTER=14s", "RESULTS_DIR="+results)
 	r := loadtestRun(t, env)

@@ -10,6 +10,7 @@ import (
 // fast server they hold, except the cursor guard, which fires because the double reproduces certctl's
 // stuck cursor (FACTS.md §3).
 func TestSpotchecks(t *testing.T) {
+	t.Parallel()
 	t.Run("within the baselines", func(t *testing.T) {
 		r := run(t, doubleEnv(t), loadtest, "spotcheck")
 		wantCode(t, r, 99)
