@@ -65,6 +65,11 @@ var usesRE = regexp.MustCompile(`uses:\s*([\w.-]+)/([\w.-]+)@(\S+)`)
 // double, and returns what it printed and uploaded.
 func runAct(t *testing.T, event string, payload string, env []string, args ...string) actRun {
 	t.Helper()
+	return runActWith(t, hostEnv(), event, payload, env, args...)
+}
+
+func runActWith(t *testing.T, host []string, event string, payload string, env []string, args ...string) actRun {
+	t.Helper()
 	tmp := t.TempDir()
 	sink := filepath.Join(tmp, "artifacts")
 	eventFile := filepath.Join(tmp, "event.json")
@@ -90,7 +95,7 @@ func runAct(t *testing.T, event string, payload string, env []string, args ...st
 	defer cancel()
 	cmd := exec.CommandContext(ctx, act, append(flags, args...)...)
 	cmd.Dir = root
-	cmd.Env = hostEnv()
+	cmd.Env = host
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	start := time.Now()
@@ -225,6 +230,38 @@ func TestDefaultJob(t *testing.T) {
 			t.Errorf("summary.json: passed %v, exit code %d; want 99", s.Passed, s.ExitCode)
 		}
 	})
+}
+
+// The connector tier runs the step that builds the F5 stand-in image (apt-get, then images/build.sh
+// f5 as root) before the load. GitHub's runners have sudo; this host runs as root without one, so a
+// stand-in that runs the command as is takes its place.
+func TestConnectorTierBuildsTheF5Image(t *testing.T) {
+	t.Parallel()
+	host := hostEnv()
+	if _, err := exec.LookPath("sudo"); err != nil {
+		if os.Geteuid() != 0 {
+			t.Fatal("no sudo, and not root: the F5 step cannot run here")
+		}
+		shim := t.TempDir()
+		script := "#!/bin/sh\n# sudo stand-in for act on a root host: run the command with its VAR=value prefixes.\nexec env \"$@\"\n"
+		if err := os.WriteFile(filepath.Join(shim, "sudo"), []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for i, kv := range host {
+			if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+				host[i] = "PATH=" + shim + string(os.PathListSeparator) + v
+			}
+		}
+	}
+	r := runActWith(t, host, "workflow_dispatch", `{"inputs": {"tier": "connector", "duration": "5s"}}`, nil, "--job", "default")
+	if r.code != 0 {
+		t.Fatalf("act exited %d; want 0:\n%s", r.code, r.output)
+	}
+	wantOutput(t, r, `✅  Success - Main Build the F5 stand-in image`)
+	wantOutput(t, r, `f5 +(built|up to date)`)
+	if _, s := artifact(t, r, "loadtest-connector-"); !s.Passed {
+		t.Errorf("connector tier: exit code %d, want a passed run", s.ExitCode)
+	}
 }
 
 // One scale matrix job, dispatched with tier=scale: the default job stays out, the matrix entry sets
