@@ -4,7 +4,7 @@
 // actions/, and an env file switches the run to the offline images and the certctl double, which is all
 // that differs from a GitHub runner. What act cannot show: the real actions, artifact storage, the
 // concurrency group, permissions and the job summary page (act writes $GITHUB_STEP_SUMMARY to a file
-// it deletes; scripts/step-summary.sh has its own tests).
+// it deletes; summary_test.go checks what scripts/step-summary.sh writes into it).
 package workflow
 
 import (
