@@ -289,12 +289,14 @@ func TestScheduleRefusesBadInputEarly(t *testing.T) {
 	if r.code == 0 {
 		t.Fatalf("act exited 0 with DURATION=5x:\n%s", r.output)
 	}
-	for _, job := range []string{"default", "bulk_renewal", "acme_burst", "agent_storm"} {
-		wantOutput(t, r, `::error title=loadtest `+job+`::bin/loadtest run exited nothing`)
+	for _, job := range []string{"tiers default", "scale bulk_renewal", "scale acme_burst", "scale agent_storm"} {
+		wantOutput(t, r, `\[loadtest/`+job+`[^]]*\]\s+❌  Failure - Main Check the inputs`)
+		name := job[strings.IndexByte(job, ' ')+1:]
+		wantOutput(t, r, `::error title=loadtest `+name+`::bin/loadtest run exited nothing`)
 	}
-	if n := len(regexp.MustCompile(`DURATION="5x" is not a duration`).FindAllString(r.output, -1)); n < 4 {
-		t.Errorf("the duration was refused %d times, want once per job (4)", n)
-	}
+	// act sometimes loses the last line of a step that ends within milliseconds (seen once in four
+	// runs), so the harness's sentence is required once, not once per job.
+	wantOutput(t, r, `loadtest: DURATION="5x" is not a duration`)
 	if strings.Contains(r.output, "loadtest: results in") {
 		t.Errorf("a run started despite the malformed duration:\n%s", r.output)
 	}
