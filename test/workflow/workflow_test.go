@@ -188,6 +188,11 @@ func artifact(t *testing.T, r actRun, prefix string) (dir string, summary struct
 	return dirs[0], summary
 }
 
+// wantOutput: act v0.2.89 runs a host step through a pty and, when the step exits non-zero, returns
+// without waiting for the pty to drain (pkg/container/host_environment.go), so the last lines of a
+// failing step are sometimes missing from its output (seen once in 16 runs of four jobs). The tests
+// match act's own step lines and $GITHUB_OUTPUT (a file), and what a failing step prints only where
+// several jobs print it. GitHub's runner has no such race.
 func wantOutput(t *testing.T, r actRun, pattern string) {
 	t.Helper()
 	if !regexp.MustCompile(pattern).MatchString(r.output) {
@@ -225,7 +230,8 @@ func TestDefaultJob(t *testing.T) {
 			t.Fatalf("act exited 0 for a run that breached thresholds:\n%s", r.output)
 		}
 		wantOutput(t, r, `::set-output:: code=99`)
-		wantOutput(t, r, `::error title=loadtest api::bin/loadtest run exited 99`)
+		// act's own line: the step's ::error line can be lost (see wantOutput).
+		wantOutput(t, r, `❌  Failure - Main Verdict`)
 		if _, s := artifact(t, r, "loadtest-api-"); s.Passed || s.ExitCode != 99 {
 			t.Errorf("summary.json: passed %v, exit code %d; want 99", s.Passed, s.ExitCode)
 		}
@@ -291,12 +297,11 @@ func TestScheduleRefusesBadInputEarly(t *testing.T) {
 	}
 	for _, job := range []string{"tiers default", "scale bulk_renewal", "scale acme_burst", "scale agent_storm"} {
 		wantOutput(t, r, `\[loadtest/`+job+`[^]]*\]\s+❌  Failure - Main Check the inputs`)
-		name := job[strings.IndexByte(job, ' ')+1:]
-		wantOutput(t, r, `::error title=loadtest `+name+`::bin/loadtest run exited nothing`)
+		wantOutput(t, r, `\[loadtest/`+job+`[^]]*\]\s+❌  Failure - Main Verdict`)
 	}
-	// act sometimes loses the last line of a step that ends within milliseconds (seen once in four
-	// runs), so the harness's sentence is required once, not once per job.
+	// What the steps print is required once, not once per job: see wantOutput.
 	wantOutput(t, r, `loadtest: DURATION="5x" is not a duration`)
+	wantOutput(t, r, `::error title=loadtest (default|bulk_renewal|acme_burst|agent_storm)::bin/loadtest run exited nothing`)
 	if strings.Contains(r.output, "loadtest: results in") {
 		t.Errorf("a run started despite the malformed duration:\n%s", r.output)
 	}
