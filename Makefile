@@ -11,13 +11,19 @@ MAKEFLAGS += --no-print-directory
 LOADTEST := bin/loadtest
 GO_SOURCES := $(shell find cmd internal -name '*.go' 2>/dev/null) go.mod go.sum
 
-.PHONY: help loadtest spotcheck loadtest-scale loadtest-scale-bulk loadtest-scale-acme loadtest-scale-agent check report docs images test test-unit test-k6 test-e2e test-workflow clean deps
+.PHONY: help loadtest loadtest-acme certctl-images spotcheck loadtest-scale loadtest-scale-bulk loadtest-scale-acme loadtest-scale-agent check report docs images test test-unit test-k6 test-e2e test-workflow clean deps
 
 help: ## List the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_-]+:.*## / {printf "  %-22s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
-loadtest: $(LOADTEST) ## Run the default tiers against certctl (CERTCTL_IMAGE); results in results/latest
+loadtest: $(LOADTEST) ## API + connector tiers against certctl (CERTCTL_IMAGE, or the build in CERTCTL_DIST); results in results/latest
 	@LOADTEST_GOAL=$@ $(LOADTEST) run || { code=$$?; echo "make: loadtest exited $$code (99 = thresholds breached; see results/latest/summary.txt)" >&2; exit $$code; }
+
+loadtest-acme: $(LOADTEST) ## The ACME tier (directory, nonce, renewal-info) against certctl; TIER=all runs every tier but scale
+	@LOADTEST_GOAL=$@ TIER=acme $(LOADTEST) run || { code=$$?; echo "make: $@ exited $$code" >&2; exit $$code; }
+
+certctl-images: ## Package the certctl build in CERTCTL_DIST (server, agent, migrations/) into local images
+	@images/certctl/build.sh
 
 spotcheck: $(LOADTEST) ## Operator spot checks (k6/spotcheck), one after another, against certctl; see docs/performance-baselines.md
 	@LOADTEST_GOAL=$@ $(LOADTEST) spotcheck || { code=$$?; echo "make: spotcheck exited $$code (99 = a baseline was breached; see results/latest/summary.txt)" >&2; exit $$code; }
@@ -54,16 +60,16 @@ test: images lint-workflows test-unit test-k6 test-e2e test-workflow ## The whol
 lint-workflows: ## Lint the GitHub workflows (actionlint, pinned in go.mod)
 	go tool actionlint
 
-test-unit: ## Go unit tests: config, report (golden files), docs tables, the doubles, seeds on a real PostgreSQL
+test-unit: ## Go unit tests: config, report (golden files), docs tables, the stand-ins, seeds on certctl's migrated schema
 	go test -count=1 ./cmd/... ./internal/... ./test/seed/
 
 test-k6: ## k6 library modules tested under k6 itself
 	go tool k6 run --quiet --no-color k6/test/lib.test.js
 
-test-e2e: $(LOADTEST) ## The harness end to end on the offline images against the certctl double
+test-e2e: $(LOADTEST) ## The harness end to end on the offline images against the real certctl in CERTCTL_DIST
 	go test -count=1 -parallel 2 -timeout 40m ./test/e2e/
 
-test-workflow: ## Run .github/workflows/loadtest.yml's jobs on this host with act (tools/act), offline, against the double
+test-workflow: ## Run .github/workflows/loadtest.yml's jobs on this host with act (tools/act), offline, against CERTCTL_DIST
 	go test -count=1 -parallel 2 -timeout 20m ./test/workflow/
 
 clean: ## Remove build output and any stack a killed run left behind (results are kept)

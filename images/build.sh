@@ -9,8 +9,10 @@
 #   FORCE=base images/build.sh      also re-create the cached debootstrap rootfs
 #
 # Environment: LOADTEST_CACHE (default /var/cache/certctl-loadtest), JOBS (parallel image builds, default 4),
-# DEBIAN_MIRROR, DEBIAN_SECURITY_MIRROR, DOUBLE_SRC (directory of the double's main package; default
-# <repo>/cmd/certctl-double, built from the repo root).
+# DEBIAN_MIRROR, DEBIAN_SECURITY_MIRROR.
+#
+# The harness's own images (cmd/*/Dockerfile) are not built here: compose builds them from plain Dockerfiles,
+# here on top of this kit's base and golang images (images/offline.env), elsewhere on alpine and golang.
 #
 # How an image is made: debootstrap --variant=minbase once (cached tarball), then per image: unpack the rootfs,
 # chroot apt-get upgrade + install --no-install-recommends <images/NAME/packages>, copy images/NAME/rootfs/,
@@ -28,20 +30,19 @@ MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
 SECURITY_MIRROR=${DEBIAN_SECURITY_MIRROR:-http://deb.debian.org/debian-security}
 FORCE=${FORCE:-}
 JOBS=${JOBS:-4}
-DOUBLE_SRC=${DOUBLE_SRC:-$REPO/cmd/certctl-double}
 LABEL=org.certctl-loadtest
-ALL_IMAGES=(postgres k6 openssl double nginx httpd haproxy)
+ALL_IMAGES=(postgres k6 openssl base golang nginx httpd haproxy)
 # Images built around a Go binary: name -> binary built by build_binary.
-declare -A GO_IMAGE=([k6]=k6 [double]=certctl-double)
-# f5: the F5 BIG-IP stand-in (images/f5), a second image built around one of this repo's Go binaries.
-ALL_IMAGES+=(f5)
-GO_IMAGE[f5]=f5-standin
+declare -A GO_IMAGE=([k6]=k6)
 export DOCKER_BUILDKIT=0 # metadata-only builds on the classic builder (no buildx here)
 
 die() { echo "build.sh: $*" >&2; exit 1; }
 now() { echo "$EPOCHREALTIME"; }
 secs() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
 report() { printf '%-9s %-11s %6ss  %s\n' "$1" "$2" "$3" "$4"; } # name status seconds detail
+conf() { # name VAR: a value from images/NAME/image.conf (a shell fragment of VAR=value lines)
+  (set +u; . "$HERE/$1/image.conf" || exit 1; eval "echo \"\${$2:-}\"") || die "cannot read $HERE/$1/image.conf."
+}
 
 # ---------------------------------------------------------------------------------------------- preflight
 [ "$(id -u)" = 0 ] || die "must run as root (debootstrap and chroot need it); try: sudo $0"
@@ -54,7 +55,7 @@ for n in "${SELECTED[@]}"; do
   [ -f "$HERE/$n/image.conf" ] || die "unknown image '$n' (known: ${ALL_IMAGES[*]})."
 done
 for n in "${SELECTED[@]}"; do
-  if [ -n "${GO_IMAGE[$n]:-}" ]; then command -v go >/dev/null 2>&1 || die "go is not on PATH (needed for the $n binary)."; fi
+  if [ -n "${GO_IMAGE[$n]:-}" ] || [ -n "$(conf "$n" GOROOT_PATH)" ]; then command -v go >/dev/null 2>&1 || die "go is not on PATH (needed for the $n binary)."; fi
 done
 
 mkdir -p "$CACHE"/{rootfs,bin,apt,logs,work}
@@ -137,15 +138,6 @@ ensure_base() {
 build_binary() { # name -> $CACHE/bin/name; go skips relinking when the output is up to date
   case $1 in
     k6) (cd "$REPO" && CGO_ENABLED=0 go build -o "$CACHE/bin/k6" go.k6.io/k6/v2) ;;
-    certctl-double)
-      if [ "$DOUBLE_SRC" = "$REPO/cmd/certctl-double" ]; then
-        [ -d "$DOUBLE_SRC" ] || { echo "$DOUBLE_SRC does not exist yet" >&2; return 3; }
-        (cd "$REPO" && CGO_ENABLED=0 go build -buildvcs=false -o "$CACHE/bin/certctl-double" ./cmd/certctl-double)
-      else
-        (cd "$DOUBLE_SRC" && CGO_ENABLED=0 go build -buildvcs=false -o "$CACHE/bin/certctl-double" .)
-      fi ;;
-    f5-standin) # images/f5
-      (cd "$REPO" && CGO_ENABLED=0 go build -buildvcs=false -o "$CACHE/bin/f5-standin" ./cmd/f5-standin) ;;
     *) echo "no such binary: $1" >&2; return 1 ;;
   esac
 }
@@ -157,12 +149,10 @@ inputs_hash() { # name [binary]
     echo "base $BASE_KEY script $SELF_HASH"
     (cd "$HERE/$1" && find . -type f -printf '%p %m\n' | LC_ALL=C sort && find . -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum)
     if [ -n "${2:-}" ]; then sha256sum <"$CACHE/bin/$2"; fi
+    if [ -n "$(conf "$1" GOROOT_PATH)" ]; then go version; fi
   } | sha256sum | cut -c1-32
 }
 
-conf() { # name VAR: a value from images/NAME/image.conf (a shell fragment of VAR=value lines)
-  (set +u; . "$HERE/$1/image.conf" || exit 1; eval "echo \"\${$2:-}\"") || die "cannot read $HERE/$1/image.conf."
-}
 
 image_hash() { docker image inspect -f "{{ index .Config.Labels \"$LABEL.inputs-hash\" }}" "$1" 2>/dev/null || true; }
 
@@ -189,6 +179,11 @@ build_image() { # name hash [binary]  (runs in a background job; output goes to 
     local bpath; bpath=$(conf "$name" BINARY_PATH)
     [ -n "$bpath" ] || die "$name: image.conf has no BINARY_PATH."
     install -D -m 0755 "$CACHE/bin/$bin" "$root$bpath"
+  fi
+  local goroot; goroot=$(conf "$name" GOROOT_PATH)
+  if [ -n "$goroot" ]; then # the build host's toolchain, as the official golang image carries its own
+    mkdir -p "$root$goroot"
+    cp -a "$(go env GOROOT)/." "$root$goroot/"
   fi
   for s in post-install.sh; do
     if [ -f "$dir/$s" ]; then cp "$dir/$s" "$root/tmp/$s"; in_chroot "$root" "bash /tmp/$s"; fi

@@ -16,7 +16,7 @@ import (
 )
 
 const usage = `usage:
-  loadtest run               run the tiers in TIER against TARGET (configuration from the environment,
+  loadtest run               run the tiers in TIER against certctl (configuration from the environment,
                              see docs/configuration.md); exit 0 green, 99 thresholds breached, 2 bad input,
                              3 environment (docker, images, stack start), 4 k6 wrote no results
   loadtest spotcheck         like run, but the operator spot checks (k6/spotcheck/*.js, one after
@@ -56,7 +56,14 @@ func Main(ctx context.Context, e Env) int {
 			return harness.ExitBadInput
 		}
 		if e.Args[0] == "check" {
-			fmt.Fprintf(e.Stdout, "ok: tiers %s, %d scenarios, target %s, duration %s\n", strings.Join(cfg.Tiers, ","), len(cfg.Scenarios), cfg.Target, cfg.Duration)
+			target := "CERTCTL_IMAGE"
+			if cfg.Dist != "" {
+				target = "the certctl build in " + cfg.Dist
+			}
+			if cfg.Faults {
+				target += ", behind the fault proxy"
+			}
+			fmt.Fprintf(e.Stdout, "ok: tiers %s, %d scenarios, certctl %s, duration %s\n", strings.Join(cfg.Tiers, ","), len(cfg.Scenarios), target, cfg.Duration)
 			return harness.ExitOK
 		}
 		r := &harness.Runner{
@@ -131,7 +138,7 @@ func envList(m map[string]string) []string {
 // commandLine records how to repeat the run: the make goal and the harness variables that were set.
 func commandLine(sub string, getenv func(string) string) string {
 	var parts []string
-	for _, k := range []string{"TIER", "TARGET", "DURATION", "IMAGES", "CERTCTL_IMAGE", "CERTCTL_RATE_LIMIT_ENABLED", "MAX_VUS"} {
+	for _, k := range []string{"TIER", "SCENARIOS", "DURATION", "IMAGES", "CERTCTL_DIST", "CERTCTL_IMAGE", "CERTCTL_RATE_LIMIT_ENABLED", "MAX_VUS", "FAULT_LATENCY", "FAULT_ERROR_RATE", "FAULT_ROUTE"} {
 		if v := getenv(k); v != "" {
 			parts = append(parts, k+"="+v)
 		}

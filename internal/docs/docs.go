@@ -26,6 +26,7 @@ type Row struct {
 	Rate                   float64
 	TimeUnit               string
 	Duration               string
+	StartTime              string // after setup; the runner starts every scenario's k6 at once
 	PreVUs, MaxVUs         int
 	Thresholds             map[string][]string // metric selector without the scenario tag → expressions
 }
@@ -36,6 +37,7 @@ type inspected struct {
 		Rate            float64 `json:"rate"`
 		TimeUnit        string  `json:"timeUnit"`
 		Duration        string  `json:"duration"`
+		StartTime       string  `json:"startTime"`
 		PreAllocatedVUs int     `json:"preAllocatedVUs"`
 		MaxVUs          int     `json:"maxVUs"`
 	} `json:"scenarios"`
@@ -65,7 +67,7 @@ func Collect(root string, inspect Inspector) ([]Row, error) {
 		}
 		for name, sc := range in.Scenarios {
 			r := Row{Tier: tier, Scenario: name, Script: filepath.ToSlash(rel), Executor: sc.Executor, Rate: sc.Rate,
-				TimeUnit: shortDuration(sc.TimeUnit), Duration: shortDuration(sc.Duration), PreVUs: sc.PreAllocatedVUs,
+				TimeUnit: shortDuration(sc.TimeUnit), Duration: shortDuration(sc.Duration), StartTime: shortDuration(sc.StartTime), PreVUs: sc.PreAllocatedVUs,
 				MaxVUs: sc.MaxVUs, Thresholds: map[string][]string{}}
 			for sel, exprs := range in.Thresholds {
 				if len(exprs) == 0 {
@@ -112,8 +114,8 @@ func shortDuration(d string) string {
 // ScenarioTable renders one Markdown row per scenario: load shape and every threshold.
 func ScenarioTable(rows []Row) string {
 	var b strings.Builder
-	b.WriteString("| tier | scenario | executor | rate | duration | VUs pre/max | thresholds (fail the run) |\n")
-	b.WriteString("|---|---|---|---|---|---|---|\n")
+	b.WriteString("| tier | scenario | executor | rate | starts at | duration | VUs pre/max | thresholds (fail the run) |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|\n")
 	for _, r := range rows {
 		sels := make([]string, 0, len(r.Thresholds))
 		for s := range r.Thresholds {
@@ -124,8 +126,12 @@ func ScenarioTable(rows []Row) string {
 		for _, s := range sels {
 			th = append(th, fmt.Sprintf("`%s` %s", s, strings.Join(quoteAll(r.Thresholds[s]), ", ")))
 		}
-		fmt.Fprintf(&b, "| %s | [`%s`](%s) | %s | %g per %s | %s | %d / %d | %s |\n",
-			r.Tier, r.Scenario, r.Script, r.Executor, r.Rate, r.TimeUnit, r.Duration, r.PreVUs, r.MaxVUs, strings.Join(th, "; "))
+		start := r.StartTime
+		if start == "" {
+			start = "0s"
+		}
+		fmt.Fprintf(&b, "| %s | [`%s`](%s) | %s | %g per %s | %s | %s | %d / %d | %s |\n",
+			r.Tier, r.Scenario, r.Script, r.Executor, r.Rate, r.TimeUnit, start, r.Duration, r.PreVUs, r.MaxVUs, strings.Join(th, "; "))
 	}
 	return b.String()
 }

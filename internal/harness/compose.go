@@ -23,9 +23,6 @@ type Compose struct {
 func (c Compose) base() []string {
 	args := []string{"compose", "--project-name", c.Cfg.Project, "--project-directory", c.Cfg.Root,
 		"-f", filepath.Join(c.Cfg.Root, "docker-compose.yml")}
-	if c.Cfg.Target == TargetDouble {
-		args = append(args, "-f", filepath.Join(c.Cfg.Root, "compose.double.yml"))
-	}
 	// Later env files override earlier ones; the caller's environment overrides both.
 	args = append(args, "--env-file", filepath.Join(c.Cfg.Root, ".env"))
 	if c.Cfg.Offline {
@@ -34,6 +31,9 @@ func (c Compose) base() []string {
 	// A tier's services (the connector sidecars, the scale seeder) carry the tier's name as profile.
 	for _, t := range c.Cfg.Tiers {
 		args = append(args, "--profile", t)
+	}
+	if c.Cfg.Faults {
+		args = append(args, "--profile", "faults")
 	}
 	return args
 }
@@ -78,6 +78,7 @@ func (c Compose) Images(ctx context.Context) ([]string, error) {
 type Service struct {
 	Image  string            `json:"image"`
 	Labels map[string]string `json:"labels"`
+	Build  json.RawMessage   `json:"build,omitempty"` // set for the images of ours compose builds
 }
 
 // RequiredLabel marks a tier service whose failure stops the run (a seeder), unlike a sidecar's.

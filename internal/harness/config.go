@@ -25,25 +25,21 @@ const (
 	ExitThresholds  = 99
 )
 
-// Targets the stack can put behind certctl-server.
-const (
-	TargetCertctl = "certctl"
-	TargetDouble  = "double"
-)
-
 // Config is everything a run needs, read once from the environment.
 type Config struct {
 	Root         string // repository root: docker-compose.yml, k6/, seed/ live here
 	RunID        string
 	Tiers        []string
 	Scenarios    []Scenario
-	Target       string
 	Duration     string
 	Offline      bool
 	ResultsDir   string
 	StartTimeout time.Duration
 	Project      string
-	Schema       string // certctl's schema dump, for TARGET=double
+	// Dist is a certctl build (CERTCTL_DIST) that `loadtest run` packages into the images it runs.
+	Dist string
+	// Faults puts the fault proxy (cmd/fault-proxy) between k6 and certctl: FAULT_* is set.
+	Faults bool
 	// Spotcheck: the scripts are k6/spotcheck/*.js (`loadtest spotcheck`), run one after another.
 	Spotcheck bool
 	// Env is what docker compose (and through it k6) is given on top of the caller's environment.
@@ -111,11 +107,24 @@ func Load(root string, getenv func(string) string, now time.Time) (Config, error
 		c.Scenarios = append(c.Scenarios, tiers[t]...)
 	}
 
-	c.Target = get("TARGET", TargetCertctl)
-	switch c.Target {
-	case TargetCertctl, TargetDouble:
-	default:
-		return c, fmt.Errorf("TARGET=%q is not a target: use certctl (a certctl image, CERTCTL_IMAGE) or double (the test double)", c.Target)
+	if v := get("CERTCTL_DIST", ""); v != "" {
+		abs, err := filepath.Abs(v)
+		if err == nil {
+			_, err = os.Stat(filepath.Join(abs, "server"))
+		}
+		if err != nil {
+			return c, fmt.Errorf("CERTCTL_DIST=%s is not a certctl build: it must hold certctl's server and agent binaries and migrations/", v)
+		}
+		c.Dist = abs
+		c.Env["CERTCTL_DIST"] = abs
+	}
+	if err := loadFaults(get, c.Env); err != nil {
+		return c, err
+	}
+	c.Faults = c.Env["FAULT_LATENCY"] != "" || c.Env["FAULT_ERROR_RATE"] != "" || c.Env["FAULT_ROUTE"] != ""
+	if c.Faults {
+		// k6 reaches certctl through the proxy; the proxy's certificate carries this name (TLS_NAMES).
+		c.Env["CERTCTL_URL"] = "https://certctl-faults:8443"
 	}
 
 	c.Duration = get("DURATION", "5m")
@@ -215,17 +224,6 @@ func Load(root string, getenv func(string) string, now time.Time) (Config, error
 	}
 	c.Project = get("COMPOSE_PROJECT_NAME", "certctl-lt-"+strings.ReplaceAll(c.RunID, ".", "-"))
 
-	if c.Target == TargetDouble {
-		c.Schema = get("CERTCTL_SCHEMA", filepath.Join(root, "..", "shared", "certctl", "schema.sql"))
-		if abs, err := filepath.Abs(c.Schema); err == nil {
-			c.Schema = abs
-		}
-		if st, err := os.Stat(c.Schema); err != nil || st.IsDir() {
-			return c, fmt.Errorf("CERTCTL_SCHEMA=%s is not a file: TARGET=double needs certctl's schema dump (../shared/certctl/schema.sql)", c.Schema)
-		}
-		c.Env["CERTCTL_SCHEMA"] = c.Schema
-	}
-
 	token := get("CERTCTL_TOKEN", "lt-"+randomHex(16))
 	c.Env["CERTCTL_TOKEN"] = token
 	c.Env["CERTCTL_CONFIG_ENCRYPTION_KEY"] = get("CERTCTL_CONFIG_ENCRYPTION_KEY", randomHex(24))
@@ -250,7 +248,6 @@ func (c Config) RunDir() string { return filepath.Join(c.ResultsDir, c.RunID) }
 func (c Config) Redacted() map[string]string {
 	out := map[string]string{
 		"TIER":          strings.Join(c.Tiers, ","),
-		"TARGET":        c.Target,
 		"DURATION":      c.Duration,
 		"START_TIMEOUT": c.StartTimeout.String(),
 		"IMAGES":        map[bool]string{true: "offline", false: "upstream"}[c.Offline],
@@ -292,8 +289,13 @@ func DiscoverTiers(root string) (map[string][]Scenario, error) {
 	return tiers, nil
 }
 
-// Tiers that `make loadtest` runs when TIER is not given; scale runs only when asked (make loadtest-scale).
-var defaultExcluded = map[string]bool{"scale": true}
+// Tiers that `make loadtest` runs when TIER is not given, as certctl's own harness documents its laptop
+// run: the API tier and the connector tier. ACME has its own target; `all` adds it. Scale runs only when
+// asked (make loadtest-scale): each of its scenarios wants a stack of its own.
+var (
+	defaultTiers = []string{"api", "connector"}
+	allExcluded  = map[string]bool{"scale": true}
+)
 
 func selectTiers(spec string, known map[string][]Scenario) ([]string, error) {
 	names := make([]string, 0, len(known))
@@ -301,10 +303,19 @@ func selectTiers(spec string, known map[string][]Scenario) ([]string, error) {
 		names = append(names, t)
 	}
 	sort.Strings(names)
-	if spec == "default" {
+	switch spec {
+	case "default":
+		var out []string
+		for _, t := range defaultTiers {
+			if _, ok := known[t]; ok {
+				out = append(out, t)
+			}
+		}
+		return out, nil
+	case "all":
 		var out []string
 		for _, t := range names {
-			if !defaultExcluded[t] {
+			if !allExcluded[t] {
 				out = append(out, t)
 			}
 		}
@@ -315,7 +326,7 @@ func selectTiers(spec string, known map[string][]Scenario) ([]string, error) {
 	for _, t := range strings.Split(spec, ",") {
 		t = strings.TrimSpace(t)
 		if _, ok := known[t]; !ok {
-			return nil, fmt.Errorf("TIER=%q: unknown tier %q; known tiers: %s (or default)", spec, t, strings.Join(names, ", "))
+			return nil, fmt.Errorf("TIER=%q: unknown tier %q; known tiers: %s (or default: api,connector; all: every tier but scale)", spec, t, strings.Join(names, ", "))
 		}
 		if !seen[t] {
 			seen[t] = true
@@ -387,3 +398,30 @@ func LoadSpotchecks(root string, getenv func(string) string, now time.Time) (Con
 	}
 	return c, nil
 }
+
+// loadFaults reads the fault proxy's knobs, strictly: a typo in one would run the test without its fault.
+func loadFaults(get func(k, def string) string, env map[string]string) error {
+	if v := get("FAULT_LATENCY", ""); v != "" {
+		if _, err := ParseDuration("FAULT_LATENCY", v); err != nil {
+			return err
+		}
+		env["FAULT_LATENCY"] = v
+	}
+	if v := get("FAULT_ERROR_RATE", ""); v != "" {
+		if f, err := strconv.ParseFloat(v, 64); err != nil || f < 0 || f > 1 {
+			return fmt.Errorf("FAULT_ERROR_RATE=%q must be a number from 0 to 1 (the share of matching requests answered 500)", v)
+		}
+		env["FAULT_ERROR_RATE"] = v
+	}
+	if v := get("FAULT_ROUTE", ""); v != "" {
+		for _, r := range strings.Split(v, ",") {
+			if !faultRouteRE.MatchString(strings.TrimSpace(r)) {
+				return fmt.Errorf("FAULT_ROUTE=%q: %q is not a route; use METHOD or METHOD /path-prefix, with a trailing $ for an exact path, comma-separated", v, strings.TrimSpace(r))
+			}
+		}
+		env["FAULT_ROUTE"] = v
+	}
+	return nil
+}
+
+var faultRouteRE = regexp.MustCompile(`^[A-Z]+( /[^$]*\$?)?$`)

@@ -33,13 +33,17 @@ func env(kv ...string) func(string) string {
 var now = time.Date(2026, 11, 22, 15, 0, 0, 0, time.UTC)
 
 func TestTiersFoundByGlob(t *testing.T) {
-	root := fakeRepo(t, "k6/api/a.js", "k6/api/b.js", "k6/scale/c.js", "k6/lib/x.js", "k6/test/y.js", "k6/acme/d.js")
+	root := fakeRepo(t, "k6/api/a.js", "k6/api/b.js", "k6/scale/c.js", "k6/lib/x.js", "k6/test/y.js", "k6/acme/d.js", "k6/connector/e.js")
 	c, err := Load(root, env(), now)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.Join(c.Tiers, ","); got != "acme,api" {
-		t.Errorf("default tiers %q: scale runs only when asked, lib and test are not tiers", got)
+	if got := strings.Join(c.Tiers, ","); got != "api,connector" {
+		t.Errorf("default tiers %q: the laptop run is the API and connector tiers", got)
+	}
+	c, err = Load(root, env("TIER=all"), now)
+	if got := strings.Join(c.Tiers, ","); err != nil || got != "acme,api,connector" {
+		t.Errorf("TIER=all: %q %v: every tier but scale, lib and test are not tiers", got, err)
 	}
 	c, err = Load(root, env("TIER=scale"), now)
 	if err != nil || len(c.Scenarios) != 1 || c.Scenarios[0].Path != "k6/scale/c.js" {
@@ -50,8 +54,7 @@ func TestTiersFoundByGlob(t *testing.T) {
 func TestBadInput(t *testing.T) {
 	root := fakeRepo(t, "k6/api/list_certificates.js")
 	for _, c := range []struct{ env, want string }{
-		{"TIER=nope", `TIER="nope": unknown tier "nope"; known tiers: api (or default)`},
-		{"TARGET=staging", `TARGET="staging" is not a target`},
+		{"TIER=nope", `TIER="nope": unknown tier "nope"; known tiers: api (or default: api,connector; all: every tier but scale)`},
 		{"DURATION=5", `DURATION="5" is not a duration`},
 		{"DURATION=0s", `DURATION="0s" is not a duration`},
 		{"DURATION=1m30", `DURATION="1m30" is not a duration`},
@@ -60,12 +63,31 @@ func TestBadInput(t *testing.T) {
 		{"MAX_VUS=0", `MAX_VUS="0" must be a positive whole number`},
 		{"IMAGES=mine", `IMAGES="mine"`},
 		{"RUN_ID=../etc", `RUN_ID="../etc"`},
-		{"TARGET=double,CERTCTL_SCHEMA=/nope.sql", `CERTCTL_SCHEMA=/nope.sql is not a file`},
+		{"CERTCTL_DIST=/nonexistent", `CERTCTL_DIST=/nonexistent is not a certctl build`},
+		{"FAULT_LATENCY=slow", `FAULT_LATENCY="slow" is not a duration`},
+		{"FAULT_ERROR_RATE=2", `FAULT_ERROR_RATE="2" must be a number from 0 to 1`},
+		{"FAULT_ROUTE=/api/v1", `FAULT_ROUTE="/api/v1": "/api/v1" is not a route`},
 	} {
 		_, err := Load(root, env(strings.Split(c.env, ",")...), now)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: err %v, want %q", c.env, err, c.want)
 		}
+	}
+}
+
+// A fault knob puts the proxy in the stack and k6 behind it.
+func TestFaultsRouteK6ThroughTheProxy(t *testing.T) {
+	root := fakeRepo(t, "k6/api/list_certificates.js")
+	c, err := Load(root, env("FAULT_LATENCY=2s", "FAULT_ROUTE=GET /api/v1/certificates$,POST"), now)
+	if err != nil || !c.Faults || c.Env["CERTCTL_URL"] != "https://certctl-faults:8443" || c.Env["FAULT_ROUTE"] != "GET /api/v1/certificates$,POST" {
+		t.Errorf("faults %v, env %v, err %v", c.Faults, c.Env, err)
+	}
+	if args := strings.Join(Compose{Cfg: c}.base(), " "); !strings.Contains(args, "--profile faults") {
+		t.Errorf("compose %s: no faults profile", args)
+	}
+	c, _ = Load(root, env(), now)
+	if c.Faults || c.Env["CERTCTL_URL"] != "" {
+		t.Errorf("no fault knob, yet faults %v, CERTCTL_URL %q", c.Faults, c.Env["CERTCTL_URL"])
 	}
 }
 

@@ -41,11 +41,11 @@ func (r *Runner) Run(ctx context.Context) int {
 	compose := Compose{Cfg: cfg, Exec: r.Exec, Env: r.Env}
 	run := report.Run{
 		RunID: cfg.RunID, StartedAt: r.Now().UTC(), Command: r.Command, Tiers: cfg.Tiers,
-		Target: cfg.Target, Config: cfg.Redacted(), Host: r.host(ctx),
+		Config: cfg.Redacted(), Host: r.host(ctx),
 	}
 
 	// Checks that need no stack: bad input and a missing image fail here, in seconds.
-	if code, err := r.preflight(ctx, compose, &run); err != nil {
+	if code, err := r.preflight(ctx, &compose, &run); err != nil {
 		r.logf("%v", err)
 		return code
 	}
@@ -98,9 +98,9 @@ func (r *Runner) Run(ctx context.Context) int {
 	}()
 
 	if cfg.Spotcheck {
-		r.logf("run %s: spot checks against %s, one at a time; starting the stack", cfg.RunID, cfg.Target)
+		r.logf("run %s: spot checks against %s, one at a time; starting the stack", cfg.RunID, run.Certctl.Image)
 	} else {
-		r.logf("run %s: tiers %s against %s, %s per scenario; starting the stack", cfg.RunID, strings.Join(cfg.Tiers, ","), cfg.Target, cfg.Duration)
+		r.logf("run %s: tiers %s against %s, %s per scenario; starting the stack", cfg.RunID, strings.Join(cfg.Tiers, ","), run.Certctl.Image, cfg.Duration)
 	}
 	if problem := r.up(ctx, compose, dir, &run); problem != "" {
 		r.logf("%s", problem)
@@ -149,7 +149,7 @@ func verdict(runs []report.ScenarioRun) int {
 	return code
 }
 
-func (r *Runner) preflight(ctx context.Context, compose Compose, run *report.Run) (int, error) {
+func (r *Runner) preflight(ctx context.Context, compose *Compose, run *report.Run) (int, error) {
 	pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	var out, errb bytes.Buffer
@@ -163,9 +163,18 @@ func (r *Runner) preflight(ctx context.Context, compose Compose, run *report.Run
 	if err != nil || code != 0 {
 		return ExitEnvironment, fmt.Errorf("the Docker Compose v2 plugin is missing (docker compose version: %s): install it, see README.md", firstLine(errb.String(), err))
 	}
+	if r.Cfg.Dist != "" {
+		if err := r.packageDist(ctx, compose); err != nil {
+			return ExitEnvironment, err
+		}
+	}
 	if _, err := compose.Output(pctx, "--profile", "k6", "config", "--quiet"); err != nil {
 		return ExitBadInput, fmt.Errorf("the compose configuration is invalid: %v", err)
 	}
+	if err := r.buildOwnImages(ctx, *compose); err != nil {
+		return ExitEnvironment, err
+	}
+	defer r.identifyCertctl(ctx, *compose, run)
 	imgs, err := compose.Images(pctx)
 	if err != nil {
 		return ExitBadInput, err
@@ -204,10 +213,106 @@ func (r *Runner) preflight(ctx context.Context, compose Compose, run *report.Run
 	if r.Cfg.Offline {
 		hint = "run `make images` to build the offline stand-ins"
 	}
-	if r.Cfg.Target == TargetCertctl {
-		hint += "; CERTCTL_IMAGE names the certctl server image (TARGET=double uses the test double)"
-	}
+	hint += "; CERTCTL_IMAGE names the certctl server image, or CERTCTL_DIST a certctl build to package"
 	return ExitEnvironment, fmt.Errorf("image(s) not available: %s: %s", strings.Join(missing, ", "), hint)
+}
+
+// packageDist turns the certctl build in CERTCTL_DIST into the images the stack runs
+// (images/certctl/build.sh; cached, so seconds when nothing changed) and points CERTCTL_IMAGE at them.
+func (r *Runner) packageDist(ctx context.Context, compose *Compose) error {
+	r.logf("packaging the certctl build %s into images", r.Cfg.Dist)
+	bctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
+	defer cancel()
+	var out bytes.Buffer
+	code, err := r.Exec(bctx, Cmd{Name: filepath.Join(r.Cfg.Root, "images", "certctl", "build.sh"), Args: []string{r.Cfg.Dist},
+		Env: compose.Env, Stdout: &out, Stderr: r.Stderr})
+	if err != nil || code != 0 {
+		return fmt.Errorf("could not package the certctl build in CERTCTL_DIST=%s into images (exit %d%s): see the lines above", r.Cfg.Dist, code, errSuffix(err))
+	}
+	for _, line := range strings.Split(out.String(), "\n") {
+		if k, v, ok := strings.Cut(strings.TrimSpace(line), "="); ok && strings.HasPrefix(k, "CERTCTL_") {
+			compose.Env = append(compose.Env, k+"="+v)
+			r.Env = append(r.Env, k+"="+v)
+		}
+	}
+	return nil
+}
+
+// buildOwnImages builds the images of ours the selected services use (a compose `build:` section: the F5
+// stand-in, the fault proxy) from their Dockerfiles, so a stock engine needs nothing but a registry.
+func (r *Runner) buildOwnImages(ctx context.Context, compose Compose) error {
+	svcs, err := compose.Services(ctx)
+	if err != nil {
+		return err
+	}
+	var own []string
+	for name, s := range svcs {
+		if len(s.Build) > 0 {
+			own = append(own, name)
+		}
+	}
+	if len(own) == 0 {
+		return nil
+	}
+	sort.Strings(own)
+	r.logf("building our own images: %s", strings.Join(own, ", "))
+	bctx, cancel := context.WithTimeout(ctx, 15*time.Minute)
+	defer cancel()
+	var out bytes.Buffer
+	code, err := compose.Run(bctx, &out, &out, append([]string{"--profile", "k6", "build"}, own...)...)
+	if err != nil || code != 0 {
+		fmt.Fprintf(r.Stderr, "---- docker compose build ----\n%s---- end of build ----\n", lastLines(out.String(), 30))
+		return fmt.Errorf("building %s failed (docker compose build exit %d%s): its output is above", strings.Join(own, ", "), code, errSuffix(err))
+	}
+	return nil
+}
+
+// identifyCertctl records which certctl ran by image reference and id: certctl's official images stamp no
+// version (docs/certctl-findings.md#no-version), so what the server reports is not enough.
+func (r *Runner) identifyCertctl(ctx context.Context, compose Compose, run *report.Run) {
+	for _, kv := range compose.Env {
+		if v, ok := strings.CutPrefix(kv, "CERTCTL_IMAGE="); ok {
+			run.Certctl.Image = v
+		}
+	}
+	if imgs, err := compose.ServiceImages(ctx); err == nil && imgs["certctl-server"] != "" {
+		run.Certctl.Image = imgs["certctl-server"]
+	}
+	run.Certctl.ImageID = run.ImageIDs[run.Certctl.Image]
+	run.Certctl.Build = r.Cfg.Dist
+	if r.Cfg.Faults {
+		var f []string
+		for _, k := range []string{"FAULT_LATENCY", "FAULT_ERROR_RATE", "FAULT_ROUTE"} {
+			if v := r.Cfg.Env[k]; v != "" {
+				f = append(f, k+"="+v)
+			}
+		}
+		run.Certctl.Faults = strings.Join(f, " ")
+	}
+	var out bytes.Buffer
+	ictx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if c, _ := r.Exec(ictx, Cmd{Name: "docker", Args: []string{"image", "inspect", "--format", `{{ index .Config.Labels "org.certctl-loadtest.certctl-server-sha256" }}`, run.Certctl.Image},
+		Env: compose.Env, Stdout: &out, Stderr: io.Discard}); c == 0 {
+		if v := strings.TrimSpace(out.String()); v != "" && v != "<no value>" {
+			run.Certctl.ServerSHA256 = v
+		}
+	}
+}
+
+func errSuffix(err error) string {
+	if err != nil {
+		return ": " + err.Error()
+	}
+	return ""
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n") + "\n"
 }
 
 func (r *Runner) pullAllowed() bool {

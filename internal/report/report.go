@@ -30,7 +30,7 @@ type Run struct {
 	DurationS  float64           `json:"duration_s"`
 	Command    string            `json:"command"`
 	Tiers      []string          `json:"tiers"`
-	Target     string            `json:"target"`
+	Certctl    Certctl           `json:"certctl"`
 	Images     map[string]string `json:"images"`
 	ImageIDs   map[string]string `json:"image_ids"`
 	K6Version  string            `json:"k6_version"`
@@ -40,6 +40,16 @@ type Run struct {
 	ExitCode   int               `json:"exit_code"`
 	Error      string            `json:"error,omitempty"`
 	StackState []string          `json:"stack_state,omitempty"`
+}
+
+// Certctl says which certctl ran. Its official images stamp no version (GET /api/v1/version answers
+// "dev"), so the image reference and id identify it; the version it reports is the summary's.
+type Certctl struct {
+	Image        string `json:"image"`
+	ImageID      string `json:"image_id,omitempty"`
+	Build        string `json:"build,omitempty"`         // the certctl build it was packaged from (CERTCTL_DIST)
+	ServerSHA256 string `json:"server_sha256,omitempty"` // of that build's server binary
+	Faults       string `json:"faults,omitempty"`        // the fault proxy's settings, when k6 went through it
 }
 
 // Host describes the machine that generated and served the load (one box: k6 and certctl share it).

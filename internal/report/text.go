@@ -17,7 +17,8 @@ func Text(s Summary) string {
 	}
 	r := s.Run
 	fmt.Fprintf(&b, "certctl-loadtest run %s: %s (exit %d)\n", s.RunID, verdict, s.ExitCode)
-	fmt.Fprintf(&b, "certctl %s · target %s · tiers %s · %s\n", s.CertctlVersion, r.Target, strings.Join(r.Tiers, ","), orUnknown(r.K6Version))
+	b.WriteString(certctlLine(s.CertctlVersion, r.Certctl))
+	fmt.Fprintf(&b, "tiers %s · %s\n", strings.Join(r.Tiers, ","), orUnknown(r.K6Version))
 	fmt.Fprintf(&b, "%s → %s (%.0f s) · host %d CPUs", r.StartedAt.UTC().Format(time.RFC3339), r.EndedAt.UTC().Format(time.RFC3339), r.DurationS, r.Host.CPUs)
 	if r.Host.DockerVersion != "" {
 		fmt.Fprintf(&b, " · docker %s", r.Host.DockerVersion)
@@ -131,4 +132,48 @@ func orUnknown(s string) string {
 		return "unknown"
 	}
 	return s
+}
+
+// certctlLine names the certctl that ran by its image first: a build that reports "dev" (as certctl's
+// official images do) or nothing says nothing about which release it is.
+func certctlLine(reported string, c Certctl) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "certctl %s", orUnknown(c.Image))
+	if c.ImageID != "" {
+		fmt.Fprintf(&b, " (image %s)", shortID(c.ImageID))
+	}
+	switch reported {
+	case "", "unknown":
+		b.WriteString(" · reports no version")
+	case "dev":
+		b.WriteString(` · reports version "dev": a build with no version stamped, known by its image only`)
+	default:
+		fmt.Fprintf(&b, " · reports %s", reported)
+	}
+	if c.Build != "" {
+		fmt.Fprintf(&b, " · packaged from %s", c.Build)
+		if c.ServerSHA256 != "" {
+			fmt.Fprintf(&b, " (server sha256 %s)", shortID(c.ServerSHA256))
+		}
+	}
+	b.WriteString("\n")
+	if c.Faults != "" {
+		fmt.Fprintf(&b, "faults injected by the fault proxy between k6 and certctl: %s\n", c.Faults)
+	}
+	return b.String()
+}
+
+// shortID is the first 12 hex digits of a digest, as docker shows them.
+func shortID(id string) string {
+	algo, hex, ok := strings.Cut(id, ":")
+	if !ok {
+		hex, algo = id, ""
+	}
+	if len(hex) > 12 {
+		hex = hex[:12]
+	}
+	if algo != "" {
+		return algo + ":" + hex
+	}
+	return hex
 }

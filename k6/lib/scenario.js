@@ -1,7 +1,8 @@
 // Turns a scenario file's load shape and budget name into everything k6 needs: options, setup and
 // handleSummary. Scenario files stay a few lines long.
 //
-// spec: { name, tier, budget, load: { executor, rate, timeUnit = '1s', preAllocatedVUs, maxVUs },
+// spec: { name, tier, budget, load: { executor, rate, timeUnit = '1s', preAllocatedVUs, maxVUs,
+//                                    startTime = '0s': when the load starts, after setup },
 //         options?  extra k6 options (e.g. noConnectionReuse),
 //         probe?    (cfg) => setup data; default: probe certctl,
 //         latencyMetric?  the Trend behind the record's latency figures; default http_req_duration,
@@ -46,6 +47,7 @@ export function defineScenario(spec, env) {
       maxVUs,
       gracefulStop: '15s',
     };
+  if (load.startTime) k6scenario.startTime = load.startTime;
   const thresholds = thresholdsFor(spec.budget, spec.name, load.executor);
   const recorded = Object.values(spec.trends || {}).concat(spec.latencyMetric || [], Object.values(spec.counters || {}));
   for (const metric of recorded) {

@@ -7,7 +7,7 @@ import (
 
 const acmeRoutes = "GET /acme/profile/lt-profile/directory,HEAD /acme/profile/lt-profile/new-nonce,GET /acme/profile/lt-profile/renewal-info"
 
-// The ACME tier against the double: green, and each threshold breached by a run built for it.
+// The ACME tier against the real certctl: green, and each threshold breached by a run built for it.
 func TestACMEFlow(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
@@ -19,24 +19,24 @@ func TestACMEFlow(t *testing.T) {
 		{"green", []string{"RATE_ACME_FLOW=50"}, 0, nil},
 		{
 			// 900 ms on each ACME endpoint: past every per-endpoint p95 budget (500, 300, 800 ms).
-			"endpoint latency", []string{"DOUBLE_LATENCY=900ms", "DOUBLE_FAULT_ROUTE=" + acmeRoutes, "RATE_ACME_FLOW=10", "PRE_VUS=100"}, 99,
+			"endpoint latency", []string{"FAULT_LATENCY=900ms", "FAULT_ROUTE=" + acmeRoutes, "RATE_ACME_FLOW=10", "PRE_VUS=100"}, 99,
 			[]string{"http_req_duration{endpoint:directory} p(95)<500", "http_req_duration{endpoint:nonce} p(95)<300", "http_req_duration{endpoint:renewal_info} p(95)<800"},
 		},
-		{"server errors", []string{"DOUBLE_ERROR_RATE=0.2", "DOUBLE_FAULT_ROUTE=" + acmeRoutes}, 99,
+		{"server errors", []string{"FAULT_ERROR_RATE=0.2", "FAULT_ROUTE=" + acmeRoutes}, 99,
 			[]string{"http_req_failed rate<0.01", "checks rate>0.99"}},
-		{"dropped iterations", []string{"MAX_VUS=1", "DOUBLE_LATENCY=50ms", "DOUBLE_FAULT_ROUTE=" + acmeRoutes}, 99,
+		{"dropped iterations", []string{"MAX_VUS=1", "FAULT_LATENCY=50ms", "FAULT_ROUTE=" + acmeRoutes}, 99,
 			[]string{"dropped_iterations count==0"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			r := loadtestRun(t, doubleEnv(t, append([]string{"TIER=acme"}, c.env...)...))
+			r := loadtestRun(t, stackEnv(t, append([]string{"TIER=acme"}, c.env...)...))
 			wantCode(t, r, c.code)
 			wantThresholds(t, r, "acme_flow", c.fail...)
 		})
 	}
 }
 
-// The three scale scenarios against the double, side by side in each run (their budgets are
+// The three scale scenarios against the real certctl, side by side in each run (their budgets are
 // independent), each budget shown able to fail. Not parallel, as the next test: acme_burst is a closed
 // loop that takes every cycle left on the box, and would starve a green run beside it.
 func TestScaleScenarios(t *testing.T) {
@@ -52,7 +52,7 @@ func TestScaleScenarios(t *testing.T) {
 		{
 			// 5.5 s: past p99 of bulk renewal (5 s) and of heartbeats (1 s) and every ACME p95; the
 			// timeout is raised so slow requests end as slow, not as failed.
-			"latency", []string{"DOUBLE_LATENCY=5500ms", "DOUBLE_FAULT_ROUTE=" + scaleRoutes + "," + acmeRoutes,
+			"latency", []string{"FAULT_LATENCY=5500ms", "FAULT_ROUTE=" + scaleRoutes + "," + acmeRoutes,
 				"REQUEST_TIMEOUT=30s", "RATE_AGENT_STORM=20", "PRE_VUS=150"}, 99,
 			map[string][]string{
 				"bulk_renewal": {"http_req_duration p(95)<2000", "http_req_duration p(99)<5000"},
@@ -61,7 +61,7 @@ func TestScaleScenarios(t *testing.T) {
 			},
 		},
 		{
-			"errors", []string{"DOUBLE_ERROR_RATE=0.3", "DOUBLE_FAULT_ROUTE=" + scaleRoutes + "," + acmeRoutes}, 99,
+			"errors", []string{"FAULT_ERROR_RATE=0.3", "FAULT_ROUTE=" + scaleRoutes + "," + acmeRoutes}, 99,
 			map[string][]string{
 				"bulk_renewal": {"http_req_failed rate<0.01"},
 				"agent_storm":  {"http_req_failed rate<0.001"},
@@ -70,7 +70,7 @@ func TestScaleScenarios(t *testing.T) {
 		},
 		{
 			// One VU at 400 ms per request: 2.5/s of bulk renewal's 5/s and of the storm's 167/s.
-			"dropped iterations", []string{"MAX_VUS=1", "DOUBLE_LATENCY=400ms", "DOUBLE_FAULT_ROUTE=" + scaleRoutes}, 99,
+			"dropped iterations", []string{"MAX_VUS=1", "FAULT_LATENCY=400ms", "FAULT_ROUTE=" + scaleRoutes}, 99,
 			map[string][]string{
 				"bulk_renewal": {"dropped_iterations count==0"},
 				"agent_storm":  {"dropped_iterations count==0"},
@@ -81,7 +81,7 @@ func TestScaleScenarios(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			// A lighter load than the defaults: acme_burst is a closed loop that takes whatever CPU is left
 			// on the box, and the storm at its full 167/s beside it drops iterations on 2 cores.
-			env := doubleEnv(t, append([]string{"TIER=scale", "DURATION=8s", "VUS_ACME_BURST=4", "RATE_AGENT_STORM=50"}, c.env...)...)
+			env := stackEnv(t, append([]string{"TIER=scale", "DURATION=8s", "VUS_ACME_BURST=4", "RATE_AGENT_STORM=50"}, c.env...)...)
 			r := loadtestRun(t, env)
 			wantCode(t, r, c.code)
 			for _, sc := range []string{"bulk_renewal", "agent_storm", "acme_burst"} {
@@ -98,10 +98,10 @@ func TestScaleScenarios(t *testing.T) {
 	}
 }
 
-// certctl's limiter answers /acme with a text/plain 429 (FACTS.md §2): the burst counts it as the
+// certctl's limiter answers /acme with a text/plain 429 (docs/certctl-findings.md#rate-limiter): the burst counts it as the
 // wrong shape, and never as the RFC 8555 one.
 func TestACMEBurstCountsRateLimitShapes(t *testing.T) {
-	r := loadtestRun(t, doubleEnv(t, "TIER=scale", "SCENARIOS=acme_burst", "DURATION=8s", "VUS_ACME_BURST=50", "CERTCTL_RATE_LIMIT_ENABLED=true"))
+	r := loadtestRun(t, stackEnv(t, "TIER=scale", "SCENARIOS=acme_burst", "DURATION=8s", "VUS_ACME_BURST=50", "CERTCTL_RATE_LIMIT_ENABLED=true"))
 	for _, sc := range r.summary.Scenarios {
 		if sc.Name != "acme_burst" || sc.Result == nil {
 			continue
@@ -119,7 +119,7 @@ func TestACMEBurstCountsRateLimitShapes(t *testing.T) {
 func TestFailingSeedStopsTheRun(t *testing.T) {
 	t.Parallel()
 	dir := filepath.Join(root, "test", "e2e", "testdata", "seed-missing-base")
-	r := loadtestRun(t, doubleEnv(t, "TIER=scale", "SCENARIOS=bulk_renewal", "SEED_DIR="+dir))
+	r := loadtestRun(t, stackEnv(t, "TIER=scale", "SCENARIOS=bulk_renewal", "SEED_DIR="+dir))
 	wantCode(t, r, 3)
 	wantOutput(t, r, `violates foreign key constraint`)
 	wantOutput(t, r, `scale-seed failed \(exited, exit 1\) before any load`)

@@ -9,7 +9,7 @@ import (
 var targetTypes = []string{"apache", "f5", "haproxy", "nginx"}
 
 func connectorEnv(t *testing.T, extra ...string) []string {
-	return append(doubleEnv(t, "TIER=connector"), extra...)
+	return append(stackEnv(t, "TIER=connector"), extra...)
 }
 
 // Each connector threshold is breached by a run built for it, for every target type.

@@ -1,8 +1,12 @@
-// Package e2e runs the harness end to end: the real compose file, the offline images, the certctl
-// double, real k6 and PostgreSQL, at short durations. Each test pins an exit code and what the results
-// say, and checks that the run left no container, volume or network behind. Most tests run two at a
-// time (make test-e2e: -parallel 2): each stack is its own compose project, and the CPU-bound ones stay
-// serial. A whole-suite run also fails when some threshold was never breached (unbreached).
+// Package e2e runs the harness end to end: the real compose file, the offline images, the real certctl
+// server packaged from the build in CERTCTL_DIST, real k6 and PostgreSQL, at short durations. Faults a
+// real server cannot be asked for (latency, errors on some routes) come from the fault proxy in front of
+// it (FAULT_*); a crash is a `docker kill` of the real server. Each test pins an exit code and what the
+// results say, and checks that the run left no container, volume or network behind. Most tests run two
+// at a time (make test-e2e: -parallel 2): each stack is its own compose project, and the CPU-bound ones
+// stay serial. A whole-suite run also fails when some threshold was never breached (unbreached).
+//
+// Without CERTCTL_DIST the package says so once and runs nothing; with CI set, that is a failure.
 package e2e
 
 import (
@@ -25,6 +29,8 @@ import (
 var (
 	root     string
 	loadtest string
+	// dist is the certctl build every run packages and runs (CERTCTL_DIST); certctlImage its server image.
+	dist, certctlImage string
 )
 
 func TestMain(m *testing.M) {
@@ -44,9 +50,33 @@ func TestMain(m *testing.M) {
 		fmt.Fprintf(os.Stderr, "building loadtest: %v\n%s", err, out)
 		os.Exit(1)
 	}
+	dist = os.Getenv("CERTCTL_DIST")
+	if dist == "" {
+		if os.Getenv("CI") != "" {
+			fmt.Fprintln(os.Stderr, "e2e: CERTCTL_DIST is not set: CI must run the harness against a real certctl build, not skip it")
+			os.Exit(1)
+		}
+		fmt.Fprintln(os.Stderr, "e2e: skipped: CERTCTL_DIST is not set. These tests judge the harness against a real certctl; "+
+			"point CERTCTL_DIST at a certctl build (server, agent, migrations/, LICENSE) to run them.")
+		os.Exit(0)
+	}
 	if err := exec.Command("docker", "info").Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "e2e: the Docker engine is not reachable; start dockerd (these tests do not skip)")
 		os.Exit(1)
+	}
+	// Package once up front, so that the runs (which repackage too, and find it up to date) start alike.
+	pkg := exec.Command(filepath.Join(root, "images", "certctl", "build.sh"), dist)
+	pkg.Env = append(os.Environ(), "IMAGES=offline")
+	pkg.Stderr = os.Stderr
+	out, err := pkg.Output()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "e2e: packaging CERTCTL_DIST=%s: %v\n", dist, err)
+		os.Exit(1)
+	}
+	for _, l := range strings.Split(string(out), "\n") {
+		if v, ok := strings.CutPrefix(l, "CERTCTL_IMAGE="); ok {
+			certctlImage = v
+		}
 	}
 	code := m.Run()
 	os.RemoveAll(bin)
@@ -125,7 +155,13 @@ type summary struct {
 		EndedAt   time.Time         `json:"ended_at"`
 		DurationS float64           `json:"duration_s"`
 		Tiers     []string          `json:"tiers"`
-		Target    string            `json:"target"`
+		Certctl   struct {
+			Image        string `json:"image"`
+			ImageID      string `json:"image_id"`
+			Build        string `json:"build"`
+			ServerSHA256 string `json:"server_sha256"`
+			Faults       string `json:"faults"`
+		} `json:"certctl"`
 		Images    map[string]string `json:"images"`
 		K6Version string            `json:"k6_version"`
 		Host      struct {
@@ -170,10 +206,10 @@ type summary struct {
 
 var runDirRE = regexp.MustCompile(`loadtest: results in (\S+)`)
 
-// doubleEnv is a short API-tier run against the double on the offline images.
-func doubleEnv(t *testing.T, extra ...string) []string {
+// stackEnv is a short API-tier run against the real certctl in CERTCTL_DIST on the offline images.
+func stackEnv(t *testing.T, extra ...string) []string {
 	env := []string{
-		"TARGET=double", "IMAGES=offline", "TIER=api", "DURATION=5s", "START_TIMEOUT=90s",
+		"CERTCTL_DIST=" + dist, "IMAGES=offline", "TIER=api", "DURATION=5s", "START_TIMEOUT=90s",
 		"RESULTS_DIR=" + t.TempDir(),
 	}
 	return append(env, extra...)
@@ -237,7 +273,7 @@ func cleanEnv() []string {
 	for _, kv := range os.Environ() {
 		k := kv[:strings.IndexByte(kv, '=')]
 		switch {
-		case strings.HasPrefix(k, "DOUBLE_"), strings.HasPrefix(k, "RATE_"), k == "TIER", k == "TARGET",
+		case strings.HasPrefix(k, "FAULT_"), strings.HasPrefix(k, "RATE_"), k == "TIER", k == "CERTCTL_DIST",
 			k == "DURATION", k == "IMAGES", k == "MAX_VUS", k == "CLIENT_TOKEN", k == "CERTCTL_IMAGE",
 			k == "RUN_ID", k == "RESULTS_DIR", k == "MAKEFLAGS", k == "MAKELEVEL":
 			continue

@@ -16,17 +16,17 @@ func TestBadInput(t *testing.T) {
 		env           []string
 	}{
 		{"unknown tier", `TIER="bogus": unknown tier "bogus"; known tiers: acme, api, connector, scale \(or default\)`, 2, []string{"TIER=bogus"}},
-		{"unknown target", `TARGET="prod" is not a target: use certctl .* or double`, 2, []string{"TARGET=prod"}},
 		{"malformed duration", `DURATION="5x" is not a duration: use a number with ms, s, m or h`, 2, []string{"DURATION=5x"}},
 		{"bad rate", `RATE_LIST_CERTIFICATES="fast" must be a positive whole number`, 2, []string{"RATE_LIST_CERTIFICATES=fast"}},
 		{"unknown image set", `IMAGES="local": use upstream .* or offline`, 2, []string{"IMAGES=local"}},
-		{"missing schema for the double", `CERTCTL_SCHEMA=/nonexistent/schema.sql is not a file`, 2, []string{"CERTCTL_SCHEMA=/nonexistent/schema.sql"}},
+		{"not a certctl build", `CERTCTL_DIST=/nonexistent is not a certctl build`, 2, []string{"CERTCTL_DIST=/nonexistent"}},
+		{"malformed fault", `FAULT_ERROR_RATE="lots" must be a number from 0 to 1`, 2, []string{"FAULT_ERROR_RATE=lots"}},
 		{"missing image", `image\(s\) not available: certctl-loadtest/no-such-certctl:1: run .make images.`, 3,
-			[]string{"TARGET=certctl", "CERTCTL_IMAGE=certctl-loadtest/no-such-certctl:1"}},
+			[]string{"CERTCTL_DIST=", "CERTCTL_IMAGE=certctl-loadtest/no-such-certctl:1"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			r := loadtestRun(t, doubleEnv(t, c.env...))
+			r := loadtestRun(t, stackEnv(t, c.env...))
 			wantCode(t, r, c.code)
 			wantOutput(t, r, c.pattern)
 			if r.elapsed > 20*time.Second {
@@ -35,7 +35,7 @@ func TestBadInput(t *testing.T) {
 		})
 	}
 	t.Run("through make", func(t *testing.T) {
-		r := run(t, doubleEnv(t, "TIER=bogus"), "make", "loadtest")
+		r := run(t, stackEnv(t, "TIER=bogus"), "make", "loadtest")
 		if r.code == 0 {
 			t.Fatal("make loadtest passed with an unknown tier")
 		}
@@ -45,9 +45,10 @@ func TestBadInput(t *testing.T) {
 }
 
 // A server that never becomes healthy stops the run at START_TIMEOUT, naming the service and its log.
+// certctl runs, but its certificate does not name localhost, so its healthcheck never verifies it.
 func TestServerNeverHealthy(t *testing.T) {
 	t.Parallel()
-	r := loadtestRun(t, doubleEnv(t, "DOUBLE_UNHEALTHY=true", "START_TIMEOUT=8s"))
+	r := loadtestRun(t, stackEnv(t, "TLS_NAMES=certctl-server", "START_TIMEOUT=8s"))
 	wantCode(t, r, 3)
 	wantOutput(t, r, `certctl-server did not become healthy within 8s \(START_TIMEOUT\)`)
 	if r.elapsed > 90*time.Second {
@@ -61,7 +62,7 @@ func TestServerNeverHealthy(t *testing.T) {
 // A wrong token is refused by setup() before any load, in one sentence, and the results say so.
 func TestWrongToken(t *testing.T) {
 	t.Parallel()
-	r := loadtestRun(t, doubleEnv(t, "CLIENT_TOKEN=not-the-token"))
+	r := loadtestRun(t, stackEnv(t, "CLIENT_TOKEN=not-the-token"))
 	wantCode(t, r, 108)
 	wantOutput(t, r, `certctl rejected the API token \(401 on /api/v1/auth/check\): set CERTCTL_TOKEN`)
 	for _, sc := range r.summary.Scenarios {
@@ -74,13 +75,19 @@ func TestWrongToken(t *testing.T) {
 	}
 }
 
-// The server dies mid-run: the run fails, and the figures of what did run are kept. A re-run right
+// The server is killed mid-run: the run fails, and the figures of what did run are kept. A re-run right
 // after works and gets its own directory.
 func TestServerKilledMidRunThenRerun(t *testing.T) {
 	t.Parallel()
 	results := t.TempDir()
-	env := doubleEnv(t, "DURATION=20s", "DOUBLE_EXIT_AFTER=14s", "RESULTS_DIR="+results)
-	r := loadtestRun(t, env)
+	id := newRunID()
+	env := stackEnv(t, "DURATION=20s", "RESULTS_DIR="+results, "RUN_ID="+id)
+	r := runDuring(t, env, func() {
+		if waitForContainers(t, id, "-k6-", 2, 2*time.Minute) != nil {
+			time.Sleep(10 * time.Second)
+			docker(t, "kill", "certctl-lt-"+id+"-certctl-server-1")
+		}
+	}, loadtest, "run")
 	if r.code == 0 {
 		t.Fatalf("run passed although the server died:\n%s", r.output)
 	}
@@ -96,7 +103,7 @@ func TestServerKilledMidRunThenRerun(t *testing.T) {
 		}
 	}
 
-	again := loadtestRun(t, doubleEnv(t, "RESULTS_DIR="+results))
+	again := loadtestRun(t, stackEnv(t, "RESULTS_DIR="+results))
 	wantCode(t, again, 0)
 	if again.dir == r.dir {
 		t.Fatal("the re-run wrote into the failed run's directory")

@@ -6,13 +6,13 @@ import (
 	"testing"
 )
 
-// The spot checks against the double, each of their thresholds breached by one of these runs: on a
-// fast server they hold, except the cursor guard, which fires because the double reproduces certctl's
-// stuck cursor (FACTS.md §3).
+// The spot checks against the real certctl, each of their thresholds breached by one of these runs: on
+// a fast server they hold, except the cursor guard, which fires because certctl's cursor never advances
+// (docs/certctl-findings.md#pagination-cursor).
 func TestSpotchecks(t *testing.T) {
 	t.Parallel()
 	t.Run("within the baselines", func(t *testing.T) {
-		r := run(t, doubleEnv(t), loadtest, "spotcheck")
+		r := run(t, stackEnv(t), loadtest, "spotcheck")
 		wantCode(t, r, 99)
 		wantThresholds(t, r, "stats_summary")
 		wantThresholds(t, r, "bulk_revoke")
@@ -26,8 +26,8 @@ func TestSpotchecks(t *testing.T) {
 		seed := t.TempDir()
 		copySQL(t, filepath.Join(root, "seed"), seed)
 		copySQL(t, filepath.Join(root, "test", "e2e", "testdata", "seed-refuse-revocations"), seed)
-		r := run(t, doubleEnv(t, "SEED_DIR="+seed, "SEED_BULK_CERTS=1000", "DOUBLE_LATENCY=6s",
-			"DOUBLE_FAULT_ROUTE=GET /api/v1/certificates$,POST /api/v1/certificates/bulk-revoke"), loadtest, "spotcheck")
+		r := run(t, stackEnv(t, "SEED_DIR="+seed, "SEED_BULK_CERTS=1000", "FAULT_LATENCY=6s",
+			"FAULT_ROUTE=GET /api/v1/certificates$,POST /api/v1/certificates/bulk-revoke"), loadtest, "spotcheck")
 		wantCode(t, r, 99)
 		wantThresholds(t, r, "stats_summary")
 		wantThresholds(t, r, "inventory_walk", "http_req_duration{walk:page} p(95)<1000",
@@ -39,8 +39,8 @@ func TestSpotchecks(t *testing.T) {
 	t.Run("slow and refused reads and writes", func(t *testing.T) {
 		// 120 ms then a 500 on the stats summary (past the 100 ms mean and the 50 ms p50), on the list
 		// and on bulk revoke: every check of every spot check fails.
-		r := run(t, doubleEnv(t, "DOUBLE_LATENCY=120ms", "DOUBLE_ERROR_RATE=1",
-			"DOUBLE_FAULT_ROUTE=GET /api/v1/stats/summary,GET /api/v1/certificates$,POST /api/v1/certificates/bulk-revoke"), loadtest, "spotcheck")
+		r := run(t, stackEnv(t, "FAULT_LATENCY=120ms", "FAULT_ERROR_RATE=1",
+			"FAULT_ROUTE=GET /api/v1/stats/summary,GET /api/v1/certificates$,POST /api/v1/certificates/bulk-revoke"), loadtest, "spotcheck")
 		wantCode(t, r, 99)
 		wantThresholds(t, r, "stats_summary", "http_req_duration{phase:measured} avg<100", "http_req_duration{phase:measured} med<50",
 			"checks{phase:measured} rate==1")
