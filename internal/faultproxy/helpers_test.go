@@ -149,6 +149,10 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 func echoUpstream(hits *atomic.Int64) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		n := hits.Add(1)
+		if r.URL.Query().Has("hang") {
+			<-r.Context().Done()
+			return
+		}
 		h := w.Header()
 		h.Set("X-Upstream-Method", r.Method)
 		h.Set("X-Upstream-Proto", r.Proto)

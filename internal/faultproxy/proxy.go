@@ -105,7 +105,7 @@ func upstreamTransport(pool *x509.CertPool) *http.Transport {
 		Proxy:       nil,
 		DialContext: (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
 		TLSClientConfig: &tls.Config{
-			InsecureSkipVerify: true,
+			RootCAs:    pool,
 			MinVersion: tls.VersionTLS12,
 		},
 		ForceAttemptHTTP2:   true,
@@ -130,7 +130,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Path == StatsPath {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			w.Header().Set("Allow", "GET, HEAD")
-			writeJSON(w, http.StatusMethodNotAllowed, map[string]string{"error": "Method Not Allowed", "message": "fault-proxy: " + StatsPath + " is GET only"})
+			writeJSON(w, http.StatusMethodNotAllowed, map[string]string{"error": "Method Not Allowed", "message": "fault-proxy: " + StatsPath + " answers GET and HEAD only"})
 			return
 		}
 		writeJSON(w, http.StatusOK, p.Stats())

@@ -98,6 +98,21 @@ func TestClientGoneDuringLatency(t *testing.T) {
 	}
 }
 
+func TestClientGoneDuringUpstreamCallIsNotAnUpstreamError(t *testing.T) {
+	h := start(t, setup{})
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", h.base+"/api/v1/certificates?hang=1", nil)
+	if resp, err := h.client.Do(req); err == nil {
+		resp.Body.Close()
+		t.Fatalf("got %d, want the client's timeout", resp.StatusCode)
+	}
+	time.Sleep(100 * time.Millisecond) // room for the proxy's error handler
+	if s := h.stats(); s != (Stats{Forwarded: 1}) {
+		t.Errorf("stats = %+v; a k6 timeout must not count as an upstream error", s)
+	}
+}
+
 var injectedBody = regexp.MustCompile(`^\{"error":"Internal Server Error","message":"Injected fault \(FAULT_ERROR_RATE\)","request_id":"([0-9a-f]{32})"\}\n$`)
 
 func TestErrorRateOne(t *testing.T) {
@@ -251,7 +266,7 @@ func TestListenerSpeaksH2AndHTTP1(t *testing.T) {
 	if r := h.do("GET", "/api/v1/version", nil); r.ProtoMajor != 1 || r.StatusCode != 200 {
 		t.Errorf("HTTP/1.1 client got %s %d", r.Proto, r.StatusCode)
 	}
-	old := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: h.ca.pool, MaxVersion: tls.VersionTLS11}}}
+	old := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: h.ca.pool, MinVersion: tls.VersionTLS10, MaxVersion: tls.VersionTLS11}}}
 	if resp, err := old.Get(h.base + "/api/v1/version"); err == nil {
 		resp.Body.Close()
 		t.Error("a TLS 1.1 client was served")

@@ -21,29 +21,26 @@ const ShutdownTimeout = 5 * time.Second
 // or configuration. It lives here, not in package main, so that the exit
 // statuses are tested.
 func Main(ctx context.Context, args []string, getenv func(string) string, stderr io.Writer) int {
-	logger := log.New(stderr, "fault-proxy: ", log.LstdFlags)
 	healthcheck, err := parseArgs(args)
 	var cfg Config
 	if err == nil {
 		cfg, err = LoadConfig(getenv)
 	}
-	if err != nil {
-		fmt.Fprintln(stderr, "fault-proxy: refusing to start:", err)
-		return 2
-	}
-	if healthcheck {
-		if err := Healthcheck(ctx, cfg); err != nil {
+	switch {
+	case err != nil:
+	case healthcheck:
+		if err := Healthcheck(cfg); err != nil {
 			fmt.Fprintln(stderr, "fault-proxy: unhealthy:", err)
 			return 1
 		}
 		return 0
+	default:
+		err = Run(ctx, cfg, Options{Logger: log.New(stderr, "fault-proxy: ", log.LstdFlags)})
 	}
-	err = Run(ctx, cfg, Options{Logger: logger})
 	if errors.As(err, new(configError)) {
 		fmt.Fprintln(stderr, "fault-proxy: refusing to start:", err)
 		return 2
-	}
-	if err != nil {
+	} else if err != nil {
 		fmt.Fprintln(stderr, "fault-proxy:", err)
 		return 1
 	}
@@ -53,7 +50,7 @@ func Main(ctx context.Context, args []string, getenv func(string) string, stderr
 func parseArgs(args []string) (healthcheck bool, err error) {
 	for _, a := range args {
 		if a != "--healthcheck" && a != "-healthcheck" {
-			return false, fmt.Errorf("unexpected argument %q: the only flag is --healthcheck, settings come from FAULT_* variables", a)
+			return false, badConfig("unexpected argument %q: the only flag is --healthcheck, settings come from FAULT_* variables", a)
 		}
 		healthcheck = true
 	}
@@ -113,7 +110,7 @@ func Run(ctx context.Context, cfg Config, opts Options) error {
 // Healthcheck asks a running proxy for its stats, as compose does: the
 // image has no curl. It verifies the proxy's certificate against
 // Config.CAFile for the name localhost.
-func Healthcheck(ctx context.Context, cfg Config) error {
+func Healthcheck(cfg Config) error {
 	pool, err := loadCA(cfg.CAFile)
 	if err != nil {
 		return err
@@ -127,11 +124,7 @@ func Healthcheck(ctx context.Context, cfg Config) error {
 		},
 	}
 	url := "https://localhost:" + port + StatsPath
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return err
-	}
-	resp, err := client.Do(req)
+	resp, err := client.Get(url)
 	if err != nil {
 		return err
 	}

@@ -76,7 +76,7 @@ func TestHealthcheckNon200(t *testing.T) {
 		}
 		return err == nil
 	})
-	if err := Healthcheck(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "503") {
+	if err := Healthcheck(cfg); err == nil || !strings.Contains(err.Error(), "503") {
 		t.Errorf("Healthcheck = %v, want the 503", err)
 	}
 }

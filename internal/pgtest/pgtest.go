@@ -4,8 +4,8 @@
 // port only, and is stopped by t.Cleanup.
 //
 // The cluster's bootstrap superuser is "certctl" with trust authentication,
-// matching the harness's compose stack (POSTGRES_USER=certctl), because
-// certctl's schema dump GRANTs to a role of that name.
+// matching the harness's compose stack (POSTGRES_USER=certctl), so certctl's
+// migrations create their objects owned by the same role as in the stack.
 package pgtest
 
 import (

@@ -1,7 +1,15 @@
 // Package seed tests the SQL fixtures in seed/ the way the harness applies them: the psql binary
-// (-X -q -v ON_ERROR_STOP=1 -v name=value … -f file) against a throwaway PostgreSQL 15 holding certctl's
-// real schema (CERTCTL_SCHEMA, default ../../../shared/certctl/schema.sql, loaded by internal/double's
-// schema loader). Every subtest gets its own copy of the migrated database.
+// (-X -q -v ON_ERROR_STOP=1 -v name=value … -f file) against a throwaway PostgreSQL 15 (internal/pgtest)
+// holding certctl's own schema. That schema is not kept in this repository: CERTCTL_DIST names a certctl
+// build (a folder with certctl's server binary and its migrations/), and the tests run that build's
+// `server --migrate-only`, which applies certctl's migrations and its base seed exactly as a deployment
+// does, into a template database. Every subtest gets its own copy of it.
+//
+// Without CERTCTL_DIST the tests that need the schema skip, saying so once; with CI set they fail
+// instead, and a CERTCTL_DIST that is not a usable build fails too. Run them against each certctl build
+// the harness supports:
+//
+//	CERTCTL_DIST=/path/to/certctl-build go test -count=1 -v ./test/seed/
 //
 // SEED_LARGE=1 adds a 1,000,000-certificate run and logs its time (about half a minute on 2 cores).
 package seed
@@ -22,7 +30,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"certctl-loadtest/internal/double"
 	"certctl-loadtest/internal/pgtest"
 )
 
@@ -41,17 +48,6 @@ var composeIDs = []string{
 // seedDir is the repository's seed/ directory (the test runs in test/seed).
 var seedDir = filepath.Join("..", "..", "seed")
 
-func schemaPath(t testing.TB) string {
-	p := os.Getenv("CERTCTL_SCHEMA")
-	if p == "" {
-		p = filepath.Join("..", "..", "..", "shared", "certctl", "schema.sql")
-	}
-	if _, err := os.Stat(p); err != nil {
-		t.Fatalf("certctl schema dump not found (set CERTCTL_SCHEMA): %v", err)
-	}
-	return p
-}
-
 // psqlPath prefers the client beside the test server's binaries, then psql on PATH.
 func psqlPath(t testing.TB) string {
 	dirs := []string{os.Getenv("PGTEST_BIN_DIR"), pgtest.DefaultBinDir}
@@ -66,31 +62,101 @@ func psqlPath(t testing.TB) string {
 	}
 	p, err := exec.LookPath("psql")
 	if err != nil {
-		t.Skipf("no psql binary in %s or on PATH: %v", pgtest.DefaultBinDir, err)
+		skipOrFailInCI(t, fmt.Sprintf("no psql binary in %s or on PATH: %v", pgtest.DefaultBinDir, err))
 	}
 	return p
 }
 
-// env is one throwaway cluster with certctl's schema in a template database.
+// skipOrFailInCI skips for a missing tool on a developer's machine, and fails in CI, which must never
+// skip these tests.
+func skipOrFailInCI(t testing.TB, reason string) {
+	t.Helper()
+	if os.Getenv("CI") != "" {
+		t.Fatalf("%s (CI is set: not skipping)", reason)
+	}
+	t.Skip(reason)
+}
+
+// env is one throwaway cluster with certctl's migrated schema in a template database.
 type env struct {
 	cluster  *pgtest.Cluster
 	template string
 	psql     string
 	n        atomic.Int32
+	// baseline counts the rows of seededTables in the template: what certctl's migrations and its base
+	// seed put there (a default renewal policy, for one).
+	baseline map[string]int64
 }
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
+	requireDist(t)
 	psql := psqlPath(t)
+	if os.Getenv("CI") != "" {
+		bin := os.Getenv("PGTEST_BIN_DIR")
+		if bin == "" {
+			bin = pgtest.DefaultBinDir
+		}
+		if _, err := os.Stat(filepath.Join(bin, "postgres")); err != nil {
+			t.Fatalf("CI is set and there is no PostgreSQL server to test the seeds on: %v", err)
+		}
+	}
 	e := &env{cluster: pgtest.Start(t), template: "certctl_template", psql: psql}
 	url := e.cluster.CreateDatabase(t, e.template, "")
-	start := time.Now()
-	if _, err := double.Migrate(context.Background(), url, schemaPath(t)); err != nil {
-		t.Fatalf("loading certctl's schema.sql: %v", err)
+	elapsed := migrate(t, certctlDist, url)
+
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The copy must be the build's whole schema: every migration it ships, recorded by certctl.
+	ups, _ := filepath.Glob(filepath.Join(certctlDist, "migrations", "*.up.sql"))
+	var applied int
+	var last string
+	if err := conn.QueryRow(ctx, "SELECT count(*), max(version::text) FROM schema_migrations").Scan(&applied, &last); err != nil {
+		t.Fatalf("reading certctl's schema_migrations: %v", err)
+	}
+	if applied != len(ups) {
+		t.Errorf("certctl recorded %d migrations, its build ships %d", applied, len(ups))
+	}
+	e.baseline = tableCounts(t, conn)
+	if err := conn.Close(ctx); err != nil { // a template must have no open connections
+		t.Fatal(err)
 	}
 	out, _ := exec.Command(psql, "--version").Output()
-	t.Logf("schema loaded in %v; client %s", time.Since(start).Round(time.Millisecond), strings.TrimSpace(string(out)))
+	t.Logf("certctl build %s: server --migrate-only applied %d migrations (last %s) and its base seed in %v; client %s",
+		filepath.Base(certctlDist), applied, last, elapsed.Round(time.Millisecond), strings.TrimSpace(string(out)))
 	return e
+}
+
+// seededTables are the tables the seed files write, and those they must leave alone.
+var seededTables = []string{"teams", "owners", "renewal_policies", "issuers", "certificate_profiles",
+	"managed_certificates", "certificate_versions", "agents", "audit_events", "jobs"}
+
+func tableCounts(t testing.TB, conn *pgx.Conn) map[string]int64 {
+	t.Helper()
+	counts := make(map[string]int64, len(seededTables))
+	for _, table := range seededTables {
+		var n int64
+		if err := conn.QueryRow(context.Background(), "SELECT count(*) FROM "+pgx.Identifier{table}.Sanitize()).Scan(&n); err != nil {
+			t.Fatalf("counting %s: %v", table, err)
+		}
+		counts[table] = n
+	}
+	return counts
+}
+
+// checkCounts asserts each seeded table holds the template's rows plus added[table] (0 when absent).
+func checkCounts(t *testing.T, d *db, when string, added map[string]int64) {
+	t.Helper()
+	got := tableCounts(t, d.conn)
+	for _, table := range seededTables {
+		if want := d.env.baseline[table] + added[table]; got[table] != want {
+			t.Errorf("%s: %s holds %d rows, want %d (%d from certctl's migrations and base seed + %d)",
+				when, table, got[table], want, d.env.baseline[table], added[table])
+		}
+	}
 }
 
 // db is one copy of the migrated template.
@@ -123,12 +189,18 @@ type psqlRun struct {
 // -v name=value … -f file.
 func (d *db) psql(t testing.TB, file string, vars ...string) psqlRun {
 	t.Helper()
+	return d.psqlPath(t, filepath.Join(seedDir, file), vars...)
+}
+
+// psqlPath is psql for any file, path relative to the test's directory.
+func (d *db) psqlPath(t testing.TB, path string, vars ...string) psqlRun {
+	t.Helper()
 	args := []string{"-X", "-q", "-v", "ON_ERROR_STOP=1",
 		"-h", "127.0.0.1", "-p", fmt.Sprint(d.env.cluster.Port), "-U", pgtest.User, "-d", d.name}
 	for _, v := range vars {
 		args = append(args, "-v", v)
 	}
-	args = append(args, "-f", filepath.Join(seedDir, file))
+	args = append(args, "-f", path)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
@@ -145,7 +217,7 @@ func (d *db) psql(t testing.TB, file string, vars ...string) psqlRun {
 	case errors.As(err, &exit):
 		r.code = exit.ExitCode()
 	case err != nil:
-		t.Fatalf("psql %s: %v", file, err)
+		t.Fatalf("psql %s: %v", path, err)
 	}
 	return r
 }
@@ -181,6 +253,13 @@ func (d *db) now(t testing.TB) time.Time {
 	return ts
 }
 
+// defaultRows is what the three files add with the compose defaults: one of each base row, 10,000
+// certificates (never issued: no versions), 5,000 agents, and nothing in certctl's audit trail or jobs.
+var defaultRows = map[string]int64{
+	"teams": 1, "owners": 1, "renewal_policies": 1, "issuers": 1, "certificate_profiles": 1,
+	"managed_certificates": 10000, "agents": 5000,
+}
+
 func TestSeed(t *testing.T) {
 	e := newEnv(t)
 
@@ -196,6 +275,7 @@ func TestSeed(t *testing.T) {
 			tCerts.Round(time.Millisecond), tAgents.Round(time.Millisecond),
 			(tCerts + tAgents).Round(time.Millisecond), serverVersion(t, d))
 
+		checkCounts(t, d, "after seeding", defaultRows)
 		checkCerts(t, d, 10000, "lt", before, beforeAgents)
 		checkAgents(t, d, 5000, beforeAgents, after)
 		checkCertctlCertificateList(t, d, 10000)
@@ -207,6 +287,7 @@ func TestSeed(t *testing.T) {
 		d.apply(t, baseSQL, composeIDs...)
 		d.apply(t, certsSQL, composeIDs...)
 		d.apply(t, agentsSQL, composeIDs...)
+		checkCounts(t, d, "first run", defaultRows)
 		first := snapshot(t, d)
 
 		// Again as the harness does, then once more relying on the files' own defaults: both must be
@@ -225,6 +306,7 @@ func TestSeed(t *testing.T) {
 		if n := d.int(t, "SELECT count(*) FROM agents"); n != 5000 {
 			t.Errorf("%d agents after the rerun, want 5000", n)
 		}
+		checkCounts(t, d, "second run", defaultRows)
 	})
 
 	t.Run("WithoutBaseRows", func(t *testing.T) {
@@ -244,9 +326,7 @@ func TestSeed(t *testing.T) {
 				t.Errorf("%s: stdout %q", file, r.stdout)
 			}
 		}
-		if n := d.int(t, "SELECT count(*) FROM managed_certificates") + d.int(t, "SELECT count(*) FROM agents"); n != 0 {
-			t.Errorf("%d rows inserted by a failed seed", n)
-		}
+		checkCounts(t, d, "after the failed seeds", nil)
 
 		// One base row missing: named, and the transaction leaves nothing behind.
 		d.apply(t, baseSQL, composeIDs...)
@@ -261,6 +341,31 @@ func TestSeed(t *testing.T) {
 		if n := d.int(t, "SELECT count(*) FROM managed_certificates"); n != 0 {
 			t.Errorf("%d certificates inserted by a failed seed", n)
 		}
+	})
+
+	// The checks above can fail on certctl's real schema: a fixture that references a row which does not
+	// exist is stopped by certctl's own foreign key (no guard of ours in between), psql exits 3 and the
+	// whole transaction, good rows included, is rolled back.
+	t.Run("BrokenFixtureFails", func(t *testing.T) {
+		d := e.newDB(t)
+		d.apply(t, baseSQL, composeIDs...)
+		const broken = "testdata/broken_missing_owner.sql"
+		r := d.psqlPath(t, broken, composeIDs...)
+		t.Logf("%s: exit %d, stderr:\n%s", broken, r.code, r.stderr)
+		if r.code != 3 {
+			t.Errorf("%s: exit %d, want psql's 3 (script error under ON_ERROR_STOP)", broken, r.code)
+		}
+		for _, want := range []string{
+			"ERROR:",
+			`violates foreign key constraint "managed_certificates_owner_id_fkey"`,
+			`Key (owner_id)=(lt-missing-owner) is not present in table "owners"`,
+		} {
+			if !strings.Contains(r.stderr, want) {
+				t.Errorf("%s: stderr does not mention %q", broken, want)
+			}
+		}
+		added := map[string]int64{"teams": 1, "owners": 1, "renewal_policies": 1, "issuers": 1, "certificate_profiles": 1}
+		checkCounts(t, d, "after the broken fixture", added) // the base rows only: no certificate, no agent
 	})
 
 	t.Run("Overrides", func(t *testing.T) {
