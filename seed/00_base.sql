@@ -1,7 +1,7 @@
 -- Base rows every scenario references: one team, owner, renewal policy, local issuer and certificate
 -- profile. Ids come from psql variables (set from the x-seed-ids block of docker-compose.yml) and carry
 -- an `lt-` prefix so they never collide with an operator's data. No network-scan targets, no other
--- issuer: certctl dials whatever is enabled (FACTS.md §1). Idempotent.
+-- issuer: certctl dials whatever is enabled (docs/certctl-findings.md#demo-seed-scan). Idempotent.
 BEGIN;
 
 INSERT INTO teams (id, name, description)
@@ -16,7 +16,8 @@ INSERT INTO renewal_policies (id, name, renewal_window_days, auto_renew)
 VALUES (:'policy_id', 'certctl-loadtest 30-day', 30, true)
 ON CONFLICT DO NOTHING;
 
--- GenericCA without a CA path: certctl generates the CA in memory at boot (FACTS.md §2).
+-- GenericCA without a CA path: certctl generates the CA in memory, anew after every start
+-- (docs/certctl-findings.md#local-ca-ephemeral).
 INSERT INTO issuers (id, name, type, config, enabled)
 VALUES (:'issuer_id', 'certctl-loadtest local CA', 'GenericCA',
         '{"ca_common_name": "certctl-loadtest issuing CA", "validity_days": 90}', true)

@@ -174,8 +174,11 @@ func (r *Runner) preflight(ctx context.Context, compose *Compose, run *report.Ru
 	if err := r.buildOwnImages(ctx, *compose); err != nil {
 		return ExitEnvironment, err
 	}
+	// The builds may take minutes: the remaining checks get their own 30 s.
+	qctx, qcancel := context.WithTimeout(ctx, 30*time.Second)
+	defer qcancel()
 	defer r.identifyCertctl(ctx, *compose, run)
-	imgs, err := compose.Images(pctx)
+	imgs, err := compose.Images(qctx)
 	if err != nil {
 		return ExitBadInput, err
 	}
@@ -183,7 +186,7 @@ func (r *Runner) preflight(ctx context.Context, compose *Compose, run *report.Ru
 	run.ImageIDs = map[string]string{}
 	for _, img := range imgs {
 		var id bytes.Buffer
-		c, _ := r.Exec(pctx, Cmd{Name: "docker", Args: []string{"image", "inspect", "--format", "{{.Id}}", img}, Env: r.Env, Stdout: &id, Stderr: io.Discard})
+		c, _ := r.Exec(qctx, Cmd{Name: "docker", Args: []string{"image", "inspect", "--format", "{{.Id}}", img}, Env: r.Env, Stdout: &id, Stderr: io.Discard})
 		if c != 0 {
 			missing = append(missing, img)
 			continue

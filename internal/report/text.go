@@ -81,7 +81,7 @@ func Text(s Summary) string {
 		}
 		fmt.Fprintf(&b, "\n%s totals: %s", sc.Name, strings.Join(parts, ", "))
 		if n := sc.Record.Counters["ari_leading_zero_404"]; n > 0 {
-			fmt.Fprintf(&b, "\n  (ari_leading_zero_404: renewal-info answered 404 for a certificate it issued whose serial starts with 0 — certctl's known bug, FACTS.md §4; counted apart, not as a harness failure)")
+			fmt.Fprintf(&b, "\n  (ari_leading_zero_404: renewal-info answered 404 for a certificate it issued whose serial starts with 0 — certctl's known bug, docs/certctl-findings.md#ari-leading-zero; counted apart, not as a harness failure)")
 		}
 		b.WriteString("\n")
 	}

@@ -1,7 +1,7 @@
-// ACME tier journeys: certctl's per-profile ACME server (FACTS.md §4). Every /acme request carries the
-// Bearer API key as well: certctl answers 401 without it. Checks look at content type and body, not
-// only the status: with its dashboard in the working directory certctl answers /acme/* with a 200
-// HTML page (FACTS.md §2).
+// ACME tier journeys: certctl's per-profile ACME server. Every /acme request carries the Bearer API key
+// as well: certctl answers 401 without it (docs/certctl-findings.md#acme-needs-bearer). Checks look at
+// content type and body, not only the status: with its dashboard in the working directory certctl
+// answers /acme/* with a 200 HTML page (docs/certctl-findings.md#dashboard-mode).
 import http from 'k6/http';
 import { check } from 'k6';
 import { Counter, Rate } from 'k6/metrics';
@@ -14,11 +14,13 @@ const B64URL = /^[A-Za-z0-9_-]+$/;
 
 // Every /acme response: 1 if it is a 5xx. k6 sets no server_error tag, so a threshold needs this.
 export const serverErrors = new Rate('acme_server_errors');
-// 429s: the shape RFC 8555 asks for, and any other (certctl's limiter answers text/plain, FACTS.md §2).
+// 429s: the shape RFC 8555 asks for, and any other (certctl's limiter answers text/plain:
+// docs/certctl-findings.md#rate-limiter).
 export const rateLimitShapeOK = new Counter('acme_rate_limit_shape_ok');
 export const rateLimitOther = new Counter('acme_rate_limit_other');
-// Renewal-info 404s for real certificates whose serial starts with a zero hex digit: certctl 151107c's
-// known bug (FACTS.md §4), counted apart so the figure is visible and the cause is named.
+// Renewal-info 404s for real certificates whose serial starts with a zero hex digit: certctl's known bug,
+// v2.1.7 and main alike (docs/certctl-findings.md#ari-leading-zero), counted apart so the figure is
+// visible and the cause is named.
 export const ariLeadingZero404 = new Counter('acme_ari_leading_zero_404');
 
 export function acmeBase(cfg) {
@@ -124,7 +126,8 @@ export function loadCSRs(dir, count) {
 }
 
 // issueForARI issues one certificate per CSR through the agent CSR path (POST /api/v1/agents/{id}/csr,
-// FACTS.md §3) and returns what renewal-info needs. Throws a sentence on the first failure.
+// docs/certctl-findings.md#agent-csr-path) and returns what renewal-info needs. Throws a sentence on the
+// first failure.
 export function issueForARI(cfg, csrs) {
   const h = { Authorization: `Bearer ${cfg.token}`, 'Content-Type': 'application/json' };
   const p = { headers: h, timeout: '30s', tags: { phase: 'setup' } };
@@ -144,7 +147,7 @@ export function issueForARI(cfg, csrs) {
     if (created.status !== 201) throw new Error(`creating ${id} answered HTTP ${created.status}: ${String(created.body).slice(0, 200)}`);
     const signed = http.post(`${cfg.baseUrl}/api/v1/agents/${agentID}/csr`, JSON.stringify({ csr_pem: c.pem, certificate_id: id }), p);
     if (signed.status !== 202) throw new Error(`the CSR for ${id} answered HTTP ${signed.status}: ${String(signed.body).slice(0, 200)}`);
-    // certctl answers 202 even when the issuer is not loaded and nothing was signed (FACTS.md §3).
+    // certctl answers 202 even when the issuer is not loaded and nothing was signed (docs/certctl-findings.md#agent-csr-path).
     const versions = http.get(`${cfg.baseUrl}/api/v1/certificates/${id}/versions`, p);
     const v = versions.status === 200 && versions.json().data && versions.json().data[0];
     if (!v || !v.pem_chain) throw new Error(`certctl accepted the CSR for ${id} but issued nothing (no certificate version): is issuer ${cfg.ids.issuer} enabled and loaded?`);

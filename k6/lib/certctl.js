@@ -1,5 +1,5 @@
-// Request journeys against certctl's REST API (FACTS.md §3). Scenario files call these; they never
-// build requests themselves.
+// Request journeys against certctl's REST API (its quirks: docs/certctl-findings.md). Scenario files
+// call these; they never build requests themselves.
 import http from 'k6/http';
 import { check } from 'k6';
 import exec from 'k6/execution';
@@ -20,7 +20,8 @@ function json(res) {
   }
 }
 
-// One new certificate per iteration. Names must be unique: a duplicate name is a 500 on certctl.
+// One new certificate per iteration. Names must be unique: a duplicate name is a 500 on certctl
+// (docs/certctl-findings.md#create-500).
 export function createCertificate(cfg) {
   const name = `lt-${cfg.runId}-${exec.scenario.iterationInTest}`;
   const body = {
@@ -91,7 +92,8 @@ const bulkTotals = {
   failed: new Counter('bulk_renew_failed'),
 };
 
-// bulkRenew sends explicit ids: a filter matches at most 50 certificates per call (FACTS.md §3).
+// bulkRenew sends explicit ids: a filter matches at most 50 certificates per call
+// (docs/certctl-findings.md#bulk-renew-filter-cap).
 export function bulkRenew(cfg, ids) {
   const res = http.post(`${cfg.baseUrl}/api/v1/certificates/bulk-renew`, JSON.stringify({ certificate_ids: ids }), {
     headers: auth(cfg),

@@ -1,10 +1,11 @@
 // Spot check 3: bulk revocation of 100 issued certificates in one
 // POST /api/v1/certificates/bulk-revoke {"reason":"superseded","certificate_ids":[…]} (admin only).
-// certctl revokes only certificates with a certificate_versions row (FACTS.md §3, §6), so setup()
-// creates 100 certificates and issues each through the agent CSR path (POST /api/v1/agents/{id}/csr)
-// and checks the version exists. The CSRs are tls-init's (/tls/ari/<i>.csr; SPOTCHECK_CSR_DIR
-// elsewhere), reused in turn: certctl signs the same CSR for several certificates, each with its own
-// serial. The certificates stay behind, revoked: run it against a server you can throw away.
+// certctl revokes only certificates with a certificate_versions row
+// (docs/certctl-findings.md#revoke-needs-version), so setup() creates 100 certificates and issues each
+// through the agent CSR path (POST /api/v1/agents/{id}/csr) and checks the version exists. The CSRs
+// are tls-init's (/tls/ari/<i>.csr; SPOTCHECK_CSR_DIR elsewhere), reused in turn: certctl signs the
+// same CSR for several certificates, each with its own serial. The certificates stay behind, revoked:
+// run it against a server you can throw away.
 import http from 'k6/http';
 import { check } from 'k6';
 import { Counter, Trend } from 'k6/metrics';

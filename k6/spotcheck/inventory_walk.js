@@ -2,11 +2,11 @@
 // (a) page walk: GET /api/v1/certificates?per_page=500&page=N until every certificate is seen (the
 //     total comes with the first page): pages, certificates, total time, per-page latency.
 // (b) cursor walk: GET /api/v1/certificates?page_size=500, then follow next_cursor. GUARD: on
-//     certctl 2026-05 builds the cursor never advances (same page, same cursor: FACTS.md §3), so a
-//     naive walk loops forever. The walk stops at the first page whose cursor or first id did not
-//     advance (or that brought nothing new), counts it in inventory_cursor_stuck (threshold
-//     count==0), fails a check and says so on the console; it never fetches more than
-//     ceil(total/500)+2 pages. On those builds this check fails by design.
+//     certctl 2026-05 builds the cursor never advances (same page, same cursor:
+//     docs/certctl-findings.md#pagination-cursor), so a naive walk loops forever. The walk stops at
+//     the first page whose cursor or first id did not advance (or that brought nothing new), counts
+//     it in inventory_cursor_stuck (threshold count==0), fails a check and says so on the console; it
+//     never fetches more than ceil(total/500)+2 pages. On those builds this check fails by design.
 import http from 'k6/http';
 import { check } from 'k6';
 import encoding from 'k6/encoding';
@@ -94,7 +94,7 @@ function stuckAt(page, why) {
   stuck.add(1);
   check(null, { 'cursor walk: every page advances': () => false }, { walk: 'cursor' });
   console.error(`inventory_walk: CURSOR WALK STUCK at page ${page}: ${why}. certctl's cursor never advances on ` +
-    '2026-05 builds (FACTS.md §3: same page, same cursor; a cursor walk loops forever). Walk stopped; use per_page/page.');
+    '2026-05 builds (docs/certctl-findings.md#pagination-cursor: same page, same cursor; a cursor walk loops forever). Walk stopped; use per_page/page.');
 }
 
 function cursorWalk() {

@@ -31,7 +31,8 @@ func TestConnectorThresholdsCanFail(t *testing.T) {
 			if waitForContainers(t, id, "-k6-", 4, 2*time.Minute) == nil {
 				return
 			}
-			time.Sleep(3 * time.Second)
+			// The connector tier's load starts 10 s after its k6 does (k6/lib/connector.js).
+			time.Sleep(13 * time.Second)
 			sidecars := waitForContainers(t, id, "", 0, time.Second)
 			var frozen []string
 			for _, c := range sidecars {

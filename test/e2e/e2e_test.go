@@ -150,11 +150,11 @@ type summary struct {
 	Failed         []string `json:"failed"`
 	CertctlVersion string   `json:"certctl_version"`
 	Run            struct {
-		RunID     string            `json:"run_id"`
-		StartedAt time.Time         `json:"started_at"`
-		EndedAt   time.Time         `json:"ended_at"`
-		DurationS float64           `json:"duration_s"`
-		Tiers     []string          `json:"tiers"`
+		RunID     string    `json:"run_id"`
+		StartedAt time.Time `json:"started_at"`
+		EndedAt   time.Time `json:"ended_at"`
+		DurationS float64   `json:"duration_s"`
+		Tiers     []string  `json:"tiers"`
 		Certctl   struct {
 			Image        string `json:"image"`
 			ImageID      string `json:"image_id"`
