@@ -6,21 +6,43 @@ SHELL := bash
 MAKEFLAGS += --no-print-directory
 
 # Make's own exit status is 2 whenever a recipe fails; the recipes print the code `loadtest` returned
-# (99 = thresholds breached) and results/latest/summary.json records it. Scripts that need the code
-# itself call bin/loadtest directly.
+# and results/latest/summary.json records it (what each code means: README.md, "Exit codes", rendered
+# from harness.ExitCodes). Scripts that need the code itself call bin/loadtest directly.
 LOADTEST := bin/loadtest
 GO_SOURCES := $(shell find cmd internal -name '*.go' 2>/dev/null) go.mod go.sum
 
-.PHONY: help loadtest loadtest-acme certctl-images spotcheck loadtest-scale loadtest-scale-bulk loadtest-scale-acme loadtest-scale-agent check report docs images test test-unit test-k6 test-e2e test-workflow clean deps
+.PHONY: help loadtest loadtest-acme loadtest-limiter certctl-images spotcheck loadtest-scale loadtest-scale-bulk loadtest-scale-acme loadtest-scale-agent check report docs images test test-unit test-k6 test-e2e test-workflow clean deps
 
-help: ## List the targets
+# The common knobs `make help` prints: rendered from internal/harness/knobs.go by `make docs` (a test
+# fails when this block is stale), so help needs no build.
+# <!-- generated:make-knobs do not edit: make docs -->
+#:   TIER=default                       Tiers to run: folders of k6/ (api, connector, acme, scale, limiter); default is api,connector, all every tier but scale and limiter (which runs alone, with certctl's rate limiter on).
+#:   SCENARIOS (all of the tiers')      Only these scenarios of the selected tiers (file names under k6/<tier>/), e.g. SCENARIOS=list_certificates.
+#:   DURATION=5m                        Length of every scenario, in k6's syntax (30s, 1m30s).
+#:   RATE_<SCENARIO> (the scenario's)   Iterations per time unit of an arrival-rate scenario (per second; per minute for the connector tier), e.g. RATE_LIST_CERTIFICATES=20.
+#:   SEED_BULK_CERTS=10000              Certificates seed/01_bulk_renewal_certs.sql writes (scale tier). Unset, when bulk_renewal runs: enough for one pass without revisiting a certificate (its rate × DURATION × BATCH_SIZE: 75000 at the defaults), at least this default. 1000000 for a large-fleet rehearsal.
+#:   SEED_AGENTS=5000                   Agents seed/02_agent_fleet.sql writes (scale tier).
+#:   IMAGES=upstream                    offline switches every image to the stand-ins make images builds (images/offline.env).
+#:   CERTCTL_IMAGE=ghcr.io/certctl-io/certctl-server:v2.1.7 The certctl server image.
+#:   CERTCTL_DIST (unset)               A certctl build (server, agent, migrations/, LICENSE): loadtest run packages it into certctl-loadtest/certctl-server:<folder>-local (images/certctl/build.sh) and runs that instead of CERTCTL_IMAGE.
+#:   CERTCTL_RATE_LIMIT_ENABLED=false   certctl's per-IP limiter (50 rps, burst 100, before auth): on, it throttles the load generator itself. The limiter tier turns it on and refuses false.
+#:   FAULT_LATENCY=0s (unset: no fault proxy) Put the fault proxy (cmd/fault-proxy) between k6 and certctl and delay the matching requests by this much.
+#:   FAULT_ERROR_RATE=0 (unset: no fault proxy) Share of matching requests the fault proxy answers 500 itself, in certctl's error shape.
+#:   FAULT_ROUTE (all but /health, /ready) Which requests the faults hit: METHOD /path-prefix, a trailing $ for an exact path, comma-separated (GET /api/v1/certificates$,POST).
+# <!-- end:make-knobs -->
+help: ## List the targets and the common knobs
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_-]+:.*## / {printf "  %-22s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+	@printf '\nCommon knobs (make loadtest VAR=value; every one: docs/configuration.md):\n'
+	@sed -n 's/^#: //p' $(firstword $(MAKEFILE_LIST))
 
 loadtest: $(LOADTEST) ## API + connector tiers against certctl (CERTCTL_IMAGE, or the build in CERTCTL_DIST); results in results/latest
 	@LOADTEST_GOAL=$@ $(LOADTEST) run || { code=$$?; echo "make: loadtest exited $$code (99 = thresholds breached; see results/latest/summary.txt)" >&2; exit $$code; }
 
-loadtest-acme: $(LOADTEST) ## The ACME tier (directory, nonce, renewal-info) against certctl; TIER=all runs every tier but scale
+loadtest-acme: $(LOADTEST) ## The ACME tier (directory, nonce, renewal-info) against certctl; TIER=all runs every tier but scale and limiter
 	@LOADTEST_GOAL=$@ TIER=acme $(LOADTEST) run || { code=$$?; echo "make: $@ exited $$code" >&2; exit $$code; }
+
+loadtest-limiter: $(LOADTEST) ## The limiter tier alone, certctl's rate limiter on: are excess ACME requests answered in RFC 8555's shape?
+	@LOADTEST_GOAL=$@ TIER=limiter $(LOADTEST) run || { code=$$?; echo "make: $@ exited $$code" >&2; exit $$code; }
 
 certctl-images: ## Package the certctl build in CERTCTL_DIST (server, agent, migrations/) into local images
 	@images/certctl/build.sh
@@ -28,10 +50,16 @@ certctl-images: ## Package the certctl build in CERTCTL_DIST (server, agent, mig
 spotcheck: $(LOADTEST) ## Operator spot checks (k6/spotcheck), one after another, against certctl; see docs/performance-baselines.md
 	@LOADTEST_GOAL=$@ $(LOADTEST) spotcheck || { code=$$?; echo "make: spotcheck exited $$code (99 = a baseline was breached; see results/latest/summary.txt)" >&2; exit $$code; }
 
-loadtest-scale: $(LOADTEST) ## The three scale scenarios in turn, one stack and one results directory each; fails if any failed
-	@rc=0; for t in loadtest-scale-bulk loadtest-scale-acme loadtest-scale-agent; do \
-		$(MAKE) $$t || rc=1; \
+loadtest-scale: $(LOADTEST) ## Every scale scenario (SCENARIOS=a,b: those) in turn, one stack and one results directory each; fails if any failed
+	@rc=0; scenarios=$${SCENARIOS:-$$($(MAKE) -s loadtest-scale-scenarios)}; \
+	for s in $${scenarios//,/ }; do \
+		LOADTEST_GOAL=$@ TIER=scale SCENARIOS=$$s $(LOADTEST) run || { code=$$?; echo "make: $@ $$s exited $$code" >&2; rc=1; }; \
 	done; exit $$rc
+
+# The scale scenarios are the files of k6/scale/: the weekly workflow's matrix reads this list too.
+.PHONY: loadtest-scale-scenarios
+loadtest-scale-scenarios: ## The scale tier's scenarios (k6/scale/*.js), one per line
+	@printf '%s\n' $(sort $(basename $(notdir $(wildcard k6/scale/*.js))))
 
 loadtest-scale-bulk: $(LOADTEST) ## Scale: bulk renewal over the seeded certificates (SEED_BULK_CERTS, default 10000)
 	@LOADTEST_GOAL=$@ TIER=scale SCENARIOS=bulk_renewal $(LOADTEST) run || { code=$$?; echo "make: $@ exited $$code" >&2; exit $$code; }

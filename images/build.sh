@@ -19,7 +19,12 @@
 # run images/NAME/{pre,post}-install.sh in the chroot, clean apt, `tar | docker import`, then a metadata-only
 # `docker build` from images/NAME/Dockerfile (ENTRYPOINT/CMD/USER/STOPSIGNAL..., which `docker import
 # --change` cannot fully express on Engine 20.10). Every image carries a label with the hash of its inputs
-# (this script, its folder, the Go binary); a run skips images whose label matches.
+# (this script, its folder, the Go binary, its tag and pin); a run skips images whose label matches.
+#
+# Names: images/NAME/image.conf says which pin of .env the image stands in for (PIN=IMAGE_NGINX). Its tag
+# is that variable in images/offline.env, certctl-loadtest/offline-NAME:<version>, and the version must be
+# what VERSION_CMD reads from the built rootfs (Debian's nginx is not the pinned upstream's): a tag that says
+# otherwise fails the build. The pin itself, read from .env, becomes the label org.certctl-loadtest.upstream.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -43,6 +48,20 @@ report() { printf '%-9s %-11s %6ss  %s\n' "$1" "$2" "$3" "$4"; } # name status s
 conf() { # name VAR: a value from images/NAME/image.conf (a shell fragment of VAR=value lines)
   (set +u; . "$HERE/$1/image.conf" || exit 1; eval "echo \"\${$2:-}\"") || die "cannot read $HERE/$1/image.conf."
 }
+envval() { sed -n "s/^$2=//p" "$1" | tail -n 1; } # file VAR: VAR's value in a compose env file
+tag_of() { # name: the local tag, images/offline.env's value of the image's PIN
+  local pin t; pin=$(conf "$1" PIN); t=$(envval "$HERE/offline.env" "$pin")
+  [ -n "$t" ] || die "images/offline.env sets no $pin (images/$1/image.conf: PIN=$pin)."
+  echo "$t"
+}
+upstream_of() { # name: the upstream image .env pins for it
+  local pin u; pin=$(conf "$1" PIN); u=$(envval "$REPO/.env" "$pin")
+  [ -n "$u" ] || die ".env pins no $pin (images/$1/image.conf: PIN=$pin)."
+  echo "$u"
+}
+# For VERSION_CMD, run in the chroot: PACKAGE's upstream version (no epoch, no Debian revision), cut to
+# its first FIELDS dot-separated fields: debver nginx 2 -> 1.22.
+debver() { dpkg-query -W -f='${Version}' "$1" | sed -E 's/^[0-9]+://; s/[-~+].*//' | cut -d. -f"1-$2"; }
 
 # ---------------------------------------------------------------------------------------------- preflight
 [ "$(id -u)" = 0 ] || die "must run as root (debootstrap and chroot need it); try: sudo $0"
@@ -53,6 +72,8 @@ command -v debootstrap >/dev/null 2>&1 || die "debootstrap is missing (apt-get i
 if [ $# -gt 0 ]; then SELECTED=("$@"); else SELECTED=("${ALL_IMAGES[@]}"); fi
 for n in "${SELECTED[@]}"; do
   [ -f "$HERE/$n/image.conf" ] || die "unknown image '$n' (known: ${ALL_IMAGES[*]})."
+  tag_of "$n" >/dev/null
+  upstream_of "$n" >/dev/null
 done
 for n in "${SELECTED[@]}"; do
   if [ -n "${GO_IMAGE[$n]:-}" ] || [ -n "$(conf "$n" GOROOT_PATH)" ]; then command -v go >/dev/null 2>&1 || die "go is not on PATH (needed for the $n binary)."; fi
@@ -146,7 +167,7 @@ build_binary() { # name -> $CACHE/bin/name; go skips relinking when the output i
 SELF_HASH=$(sha256sum "${BASH_SOURCE[0]}" | cut -d' ' -f1)
 inputs_hash() { # name [binary]
   {
-    echo "base $BASE_KEY script $SELF_HASH"
+    echo "base $BASE_KEY script $SELF_HASH tag $(tag_of "$1") upstream $(upstream_of "$1")"
     (cd "$HERE/$1" && find . -type f -printf '%p %m\n' | LC_ALL=C sort && find . -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum)
     if [ -n "${2:-}" ]; then sha256sum <"$CACHE/bin/$2"; fi
     if [ -n "$(conf "$1" GOROOT_PATH)" ]; then go version; fi
@@ -158,7 +179,7 @@ image_hash() { docker image inspect -f "{{ index .Config.Labels \"$LABEL.inputs-
 
 build_image() { # name hash [binary]  (runs in a background job; output goes to the image's log)
   local name=$1 hash=$2 bin=${3:-} dir="$HERE/$1" root="$RUN/$1/root"
-  local tag; tag=$(conf "$name" TAG)
+  local tag upstream; tag=$(tag_of "$name"); upstream=$(upstream_of "$name")
   mkdir -p "$root"
   tar -C "$root" -xf "$BASE_TAR"
   cp /etc/resolv.conf "$root/etc/resolv.conf"
@@ -188,6 +209,12 @@ build_image() { # name hash [binary]  (runs in a background job; output goes to 
   for s in post-install.sh; do
     if [ -f "$dir/$s" ]; then cp "$dir/$s" "$root/tmp/$s"; in_chroot "$root" "bash /tmp/$s"; fi
   done
+  # The tag must say what is inside, read from the rootfs itself: a stand-in is not its upstream.
+  local version; version=$(in_chroot "$root" "$(declare -f debver); $(conf "$name" VERSION_CMD)")
+  if [ -z "$version" ] || [ "${tag##*:}" != "$version" ]; then
+    echo "$name: the image holds version '${version:-?}' (images/$name/image.conf VERSION_CMD), but images/offline.env tags it $tag: set $(conf "$name" PIN)=${tag%:*}:$version there" >&2
+    return 1
+  fi
   local versions; versions=$(in_chroot "$root" "dpkg-query -W -f '\${Package}=\${Version} ' $(conf "$name" VERSION_PACKAGES)" | sed 's/ $//')
   in_chroot "$root" 'apt-get clean && rm -rf /var/lib/apt/lists/* /var/log/apt/* /var/log/dpkg.log /var/log/alternatives.log \
     /var/cache/debconf/*-old /var/lib/dpkg/*-old /var/cache/ldconfig/aux-cache /usr/sbin/policy-rc.d /tmp/* /var/tmp/*'
@@ -200,7 +227,8 @@ build_image() { # name hash [binary]  (runs in a background job; output goes to 
   rm -rf --one-file-system "$RUN/$name"
 
   local old; old=$(docker image inspect -f '{{.Id}}' "$tag" 2>/dev/null || true)
-  local -a args=(--build-arg "BASE=$tmp_tag" --label "$LABEL.inputs-hash=$hash" --label "$LABEL.debian-packages=$versions")
+  local -a args=(--build-arg "BASE=$tmp_tag" --label "$LABEL.inputs-hash=$hash" --label "$LABEL.debian-packages=$versions"
+    --label "$LABEL.upstream=$upstream")
   local a v; for a in $(conf "$name" BUILD_ARGS); do # VAR=package: the package's upstream version
     v=$(tr ' ' '\n' <<<"$versions" | sed -n "s/^${a#*=}=//p" | sed -E 's/^[0-9]+://; s/-[^-]*$//')
     args+=(--build-arg "${a%%=*}=$v")
@@ -222,7 +250,7 @@ declare -A PID=()
 FAILED=()
 running_images() { local p c=0; for p in "${PID[@]}"; do if kill -0 "$p" 2>/dev/null; then c=$((c + 1)); fi; done; echo "$c"; }
 start_job() { # name hash [binary] t0
-  local name=$1 hash=$2 bin=$3 t0=$4 tag; tag=$(conf "$name" TAG)
+  local name=$1 hash=$2 bin=$3 t0=$4 tag; tag=$(tag_of "$name")
   while [ "$(running_images)" -ge "$JOBS" ]; do sleep 0.2; done
   (
     trap - EXIT
@@ -242,7 +270,7 @@ start_job() { # name hash [binary] t0
 
 consider() { # name [binary] t0: skip if up to date, else start a build job
   local name=$1 bin=$2 t0=$3 tag hash
-  tag=$(conf "$name" TAG)
+  tag=$(tag_of "$name")
   hash=$(inputs_hash "$name" "$bin")
   if [ -z "$FORCE" ] && [ "$(image_hash "$tag")" = "$hash" ]; then
     report "$name" "up to date" "$(secs "$t0")" "$tag"
@@ -269,7 +297,7 @@ for n in "${SELECTED[@]}"; do
 done
 # A Go image that does not exist at all will need the rootfs: make it while the compiler runs.
 for n in "${!BIN_PID[@]}"; do
-  docker image inspect "$(conf "$n" TAG)" >/dev/null 2>&1 || ensure_base
+  docker image inspect "$(tag_of "$n")" >/dev/null 2>&1 || ensure_base
 done
 for n in "${!BIN_PID[@]}"; do
   b=${GO_IMAGE[$n]}

@@ -25,7 +25,10 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 docker info >/dev/null 2>&1 || { echo "check.sh: docker is unreachable." >&2; exit 1; }
-tag() { (. "$HERE/$1/image.conf"; echo "$TAG"); }
+pin() { (. "$HERE/$1/image.conf"; echo "$PIN"); }
+envval() { sed -n "s/^$2=//p" "$1" | tail -n 1; } # file VAR: VAR's value in a compose env file
+tag() { envval "$HERE/offline.env" "$(pin "$1")"; }
+upstream() { envval "$(dirname "$HERE")/.env" "$(pin "$1")"; }
 ok() { printf 'ok    %-8s %s\n' "$CUR" "$*"; }
 fail() { printf 'FAIL  %-8s %s\n' "$CUR" "$*"; FAILS=$((FAILS + 1)); }
 # check "description" command...: ok/FAIL by exit status; output kept for the FAIL line
@@ -77,6 +80,7 @@ tls_volume() {
 # ------------------------------------------------------------------------------------------------ postgres
 check_postgres() {
   local t c; t=$(tag postgres); c=$RUN_ID-pg
+  expect "PostgreSQL ${t##*:} inside, as the tag says" "(PostgreSQL) ${t##*:}." run --entrypoint postgres "$t" --version
   printf 'CREATE TABLE t (x int); INSERT INTO t VALUES (42);\n' >"$TMP/10-table.sql"
   # Slow init: a TCP probe must not pass before this has run (the temporary server is socket-only).
   printf 'sleep 3; touch /tmp/slow-init-done\n' >"$TMP/20-slow.sh"
@@ -123,7 +127,7 @@ check_k6() {
 # ------------------------------------------------------------------------------------------------- openssl
 check_openssl() {
   local t; t=$(tag openssl)
-  expect "entrypoint is openssl" "OpenSSL 3." run "$t" version
+  expect "entrypoint is openssl, OpenSSL ${t##*:} as the tag says" "OpenSSL ${t##*:}." run "$t" version
   expect "EC key + chmod/chown/mkdir/cat under /bin/sh as root" "BEGIN PRIVATE KEY" \
     run --user 0:0 --entrypoint /bin/sh "$t" -c 'set -e; mkdir -p /tmp/tls; cd /tmp/tls
       openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 -keyout k.pem -out c.pem -subj /CN=x 2>/dev/null
@@ -135,6 +139,7 @@ check_openssl() {
 check_nginx() {
   local t c; t=$(tag nginx); c=$RUN_ID-nginx
   tls_volume
+  expect "nginx ${t##*:} inside, as the tag says" "nginx/${t##*:}." run --entrypoint /usr/sbin/nginx "$t" -v
   cat >"$TMP/nginx.conf" <<'EOF'
 user  nginx;
 worker_processes  1;
@@ -176,6 +181,7 @@ EOF
 check_httpd() {
   local t c; t=$(tag httpd); c=$RUN_ID-httpd
   tls_volume
+  expect "Apache ${t##*:} inside, as the tag says" "Apache/${t##*:}." run "$t" httpd -v
   # Official-style: every module by LoadModule, including those Debian compiles in (unixd, log_config...).
   cat >"$TMP/httpd.conf" <<'EOF'
 ServerRoot "/usr/local/apache2"
@@ -228,6 +234,7 @@ EOF
 check_haproxy() {
   local t c; t=$(tag haproxy); c=$RUN_ID-haproxy
   tls_volume
+  expect "HAProxy ${t##*:} inside, as the tag says" "HAProxy version ${t##*:}." run --entrypoint haproxy "$t" -v
   cat >"$TMP/haproxy.cfg" <<'EOF'
 global
     log stdout format raw local0
@@ -263,6 +270,7 @@ EOF
 # when curl and pgrep are already there, so without them an offline build would fail.
 check_base() {
   local t; t=$(tag base)
+  expect "Debian ${t##*:} inside, as the tag says" "=${t##*:}=" run "$t" sh -c '. /etc/os-release && echo "=$VERSION_CODENAME="'
   check "curl present" run "$t" curl --version
   check "pgrep present (the certctl agent's healthcheck)" run "$t" pgrep --version
   check "CA bundle present" run "$t" test -s /etc/ssl/certs/ca-certificates.crt
@@ -284,6 +292,9 @@ SEL=("$@"); [ ${#SEL[@]} -gt 0 ] || SEL=("${ALL[@]}")
 for CUR in "${SEL[@]}"; do
   [ -f "$HERE/$CUR/image.conf" ] || { echo "check.sh: unknown image '$CUR' (known: ${ALL[*]})" >&2; exit 2; }
   if ! docker image inspect "$(tag "$CUR")" >/dev/null 2>&1; then fail "$(tag "$CUR") is not built (run images/build.sh)"; continue; fi
+  # Named for what it is, labelled with what it stands in for: the pin .env holds now.
+  expect "labelled as the stand-in for $(upstream "$CUR") ($(pin "$CUR"))" "=$(upstream "$CUR")=" \
+    docker image inspect -f '={{ index .Config.Labels "org.certctl-loadtest.upstream" }}=' "$(tag "$CUR")"
   "check_$CUR"
 done
 if [ "$FAILS" -gt 0 ]; then echo "check.sh: $FAILS check(s) failed." >&2; exit 1; fi

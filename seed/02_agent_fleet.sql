@@ -13,65 +13,26 @@
 --                                                                 in name order
 -- Every text column certctl's heartbeat and agent scans read is non-NULL; retired_at/retired_reason stay
 -- NULL exactly as for an agent registered through the API (certctl scans them into pointers).
---   psql -X -q -v ON_ERROR_STOP=1 -v agent_count=5000 -v team_id=lt-team … -f seed/02_agent_fleet.sql
--- Agents reference no other table, but the file still refuses to run before 00_base.sql (same psql
--- variables and lt-* defaults) so a run never starts half-seeded. One set-based INSERT … SELECT in one
--- transaction; ON CONFLICT DO NOTHING makes a rerun add nothing. See seed/README.md.
+--   psql -X -q -v ON_ERROR_STOP=1 -v agent_count=5000 -v team_id=… -v owner_id=… … -f seed/02_agent_fleet.sql
+-- Agents reference no other table, but the file still requires the base rows' ids (the LT_*_ID knobs;
+-- docker-compose.yml passes them) and refuses to run before 00_base.sql, so a run never starts
+-- half-seeded. One set-based INSERT … SELECT in one transaction; ON CONFLICT DO NOTHING makes a rerun
+-- add nothing. See seed/README.md.
 \set ON_ERROR_STOP on
 
-\if :{?agent_count} \else \set agent_count 5000 \endif
-\if :{?team_id} \else \set team_id lt-team \endif
-\if :{?owner_id} \else \set owner_id lt-owner \endif
-\if :{?policy_id} \else \set policy_id lt-policy \endif
-\if :{?issuer_id} \else \set issuer_id lt-issuer-local \endif
-\if :{?profile_id} \else \set profile_id lt-profile \endif
--- An empty value (an unset SEED_AGENTS passed through as -v agent_count="") means the default too.
+-- SEED_AGENTS's default (internal/harness/knobs.go; test/seed checks they agree). An empty value (an
+-- unset SEED_AGENTS passed through as -v agent_count="") means the default too.
+\if :{?agent_count} \else \set agent_count '' \endif
 SELECT coalesce(nullif(btrim(:'agent_count'), ''), '5000') AS agent_count \gset
+SELECT :'agent_count' AS seed_count \gset
+
+\set seed_file seed/02_agent_fleet.sql
+\set seed_count_name agent_count
+\set seed_detail 'Agents have no foreign keys of their own; the fleet is only seeded on top of the harness''s base rows.'
 
 BEGIN;
 
--- Hand the variables to the guard below (psql does not interpolate inside a DO body).
-SELECT set_config('loadtest.agent_count', :'agent_count', true),
-       set_config('loadtest.team_id', :'team_id', true),
-       set_config('loadtest.owner_id', :'owner_id', true),
-       set_config('loadtest.policy_id', :'policy_id', true),
-       set_config('loadtest.issuer_id', :'issuer_id', true),
-       set_config('loadtest.profile_id', :'profile_id', true) \gset lt_
-
-DO $guard$
-DECLARE
-    missing text;
-BEGIN
-    IF current_setting('loadtest.agent_count') !~ '^\s*[0-9]{1,9}\s*$' THEN
-        RAISE EXCEPTION 'seed/02_agent_fleet.sql: agent_count must be a non-negative integer, got "%"',
-            current_setting('loadtest.agent_count')
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    SELECT string_agg(format('%s.id = %L', tbl, id), ', ') INTO missing
-    FROM (
-        SELECT 'teams', current_setting('loadtest.team_id')
-        WHERE NOT EXISTS (SELECT 1 FROM teams WHERE id = current_setting('loadtest.team_id'))
-        UNION ALL
-        SELECT 'owners', current_setting('loadtest.owner_id')
-        WHERE NOT EXISTS (SELECT 1 FROM owners WHERE id = current_setting('loadtest.owner_id'))
-        UNION ALL
-        SELECT 'renewal_policies', current_setting('loadtest.policy_id')
-        WHERE NOT EXISTS (SELECT 1 FROM renewal_policies WHERE id = current_setting('loadtest.policy_id'))
-        UNION ALL
-        SELECT 'issuers', current_setting('loadtest.issuer_id')
-        WHERE NOT EXISTS (SELECT 1 FROM issuers WHERE id = current_setting('loadtest.issuer_id'))
-        UNION ALL
-        SELECT 'certificate_profiles', current_setting('loadtest.profile_id')
-        WHERE NOT EXISTS (SELECT 1 FROM certificate_profiles WHERE id = current_setting('loadtest.profile_id'))
-    ) AS absent(tbl, id);
-    IF missing IS NOT NULL THEN
-        RAISE EXCEPTION 'seed/02_agent_fleet.sql: foreign key check failed, base rows missing: %', missing
-            USING ERRCODE = 'foreign_key_violation',
-                  DETAIL = 'Agents have no foreign keys of their own; the fleet is only seeded on top of the harness''s base rows.',
-                  HINT = 'Run seed/00_base.sql first, with the same -v team_id/owner_id/policy_id/issuer_id/profile_id values.';
-    END IF;
-END
-$guard$;
+\ir lib/require_base.sql
 
 INSERT INTO agents (
     id, name, hostname, status, last_heartbeat_at, registered_at, api_key_hash,

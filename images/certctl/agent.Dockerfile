@@ -1,6 +1,7 @@
 # certctl's agent, packaged from a build directory (CERTCTL_DIST) like ghcr.io/certctl-io/certctl-agent:
 # /app/agent, uid 1000, keys in /var/lib/certctl/keys (0700). Built by images/certctl/build.sh.
-ARG BASE_IMAGE=alpine:3.19
+# BASE_IMAGE: build.sh passes IMAGE_BASE (.env's pin).
+ARG BASE_IMAGE
 FROM ${BASE_IMAGE}
 RUN if ! command -v pgrep >/dev/null 2>&1 || ! command -v curl >/dev/null 2>&1; then apk add --no-cache ca-certificates curl procps; fi \
  && pgrep --version >/dev/null && curl --version >/dev/null

@@ -2,8 +2,9 @@
 # certctl's own Dockerfile lays it out, so the harness runs the real server with the layout, user and
 # working directory of ghcr.io/certctl-io/certctl-server. Built by images/certctl/build.sh; the build
 # directory is the context, so nothing of certctl ever enters this repository.
-# BASE_IMAGE: alpine:3.19 as upstream; any base with curl (the healthcheck) works, e.g. the offline kit's.
-ARG BASE_IMAGE=alpine:3.19
+# BASE_IMAGE: build.sh passes IMAGE_BASE (.env's pin, upstream's alpine); any base with curl (the
+# healthcheck) works, e.g. the offline kit's.
+ARG BASE_IMAGE
 FROM ${BASE_IMAGE}
 # Upstream installs ca-certificates, tzdata and curl; a base that already has them needs no registry.
 RUN if ! command -v curl >/dev/null 2>&1; then apk add --no-cache ca-certificates tzdata curl; fi && curl --version >/dev/null

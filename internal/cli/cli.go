@@ -3,6 +3,7 @@ package cli
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -15,16 +16,21 @@ import (
 	"certctl-loadtest/internal/report"
 )
 
-const usage = `usage:
+var usage = `usage:
   loadtest run               run the tiers in TIER against certctl (configuration from the environment,
-                             see docs/configuration.md); exit 0 green, 99 thresholds breached, 2 bad input,
-                             3 environment (docker, images, stack start), 4 k6 wrote no results
+                             see docs/configuration.md); exits with one of the codes below
   loadtest spotcheck         like run, but the operator spot checks (k6/spotcheck/*.js, one after
                              another) instead of the tiers; see docs/performance-baselines.md
   loadtest report <run-dir>  rewrite summary.json and summary.txt of a saved run and print the text
+  loadtest report --format markdown <run-dir> [exit-code]
+                             print the run's summary as Markdown (the workflow's job summary); the exit
+                             code bin/loadtest run returned stands in when the run wrote no summary.json;
+                             exits 0 whatever it finds
   loadtest check             validate the configuration only
   loadtest docs [--check]    regenerate the tables the docs carry from the code (--check: fail if stale)
-`
+
+exit codes of run and spotcheck:
+` + harness.ExitCodeText()
 
 // Env is what the command reads from its process; tests supply their own.
 type Env struct {
@@ -44,87 +50,127 @@ func Main(ctx context.Context, e Env) int {
 		fmt.Fprint(e.Stderr, usage)
 		return harness.ExitBadInput
 	}
-	switch e.Args[0] {
+	switch cmd, args := e.Args[0], e.Args[1:]; cmd {
 	case "run", "check", "spotcheck":
-		load := harness.Load
-		if e.Args[0] == "spotcheck" {
-			load = harness.LoadSpotchecks
-		}
-		cfg, err := load(e.Root, e.Getenv, e.Now())
-		if err != nil {
-			fmt.Fprintf(e.Stderr, "loadtest: %v\n", err)
-			return harness.ExitBadInput
-		}
-		if e.Args[0] == "check" {
-			target := "CERTCTL_IMAGE"
-			if cfg.Dist != "" {
-				target = "the certctl build in " + cfg.Dist
-			}
-			if cfg.Faults {
-				target += ", behind the fault proxy"
-			}
-			fmt.Fprintf(e.Stdout, "ok: tiers %s, %d scenarios, certctl %s, duration %s\n", strings.Join(cfg.Tiers, ","), len(cfg.Scenarios), target, cfg.Duration)
-			return harness.ExitOK
-		}
-		r := &harness.Runner{
-			Cfg: cfg, Exec: e.Exec, Env: append(append([]string(nil), e.Environ...), envList(cfg.Env)...),
-			Stdout: e.Stdout, Stderr: e.Stderr, Now: e.Now, Command: commandLine(e.Args[0], e.Getenv),
-		}
-		return r.Run(ctx)
+		return runCmd(ctx, e, cmd)
 	case "report":
-		if len(e.Args) != 2 {
-			fmt.Fprint(e.Stderr, usage)
-			return harness.ExitBadInput
-		}
-		dir := e.Args[1]
-		if resolved, err := filepath.EvalSymlinks(dir); err == nil {
-			dir = resolved
-		}
-		s, err := report.Load(dir)
-		if err == nil {
-			err = report.Write(dir, s)
-		}
-		if err != nil {
-			fmt.Fprintf(e.Stderr, "loadtest: %v\n", err)
-			return harness.ExitBadInput
-		}
-		fmt.Fprint(e.Stdout, report.Text(s))
-		return harness.ExitOK
+		return reportCmd(e, args)
 	case "docs":
-		inspect := func(script string) ([]byte, error) {
-			var out, errb strings.Builder
-			code, err := e.Exec(ctx, harness.Cmd{Name: "go", Args: []string{"tool", "k6", "inspect", script}, Env: docs.CleanEnv(e.Environ), Stdout: &out, Stderr: &errb})
-			if err == nil && code != 0 {
-				err = fmt.Errorf("exit %d: %s", code, errb.String())
-			}
-			return []byte(out.String()), err
-		}
-		blocks, err := docs.Blocks(e.Root, inspect)
-		if err != nil {
-			fmt.Fprintf(e.Stderr, "loadtest: %v\n", err)
-			return harness.ExitBadInput
-		}
-		check := len(e.Args) > 1 && e.Args[1] == "--check"
-		stale, err := docs.Sync(e.Root, blocks, docs.Documents, !check)
-		if err != nil {
-			fmt.Fprintf(e.Stderr, "loadtest: %v\n", err)
-			return harness.ExitBadInput
-		}
-		for _, s := range stale {
-			verb := "updated"
-			if check {
-				verb = "out of date"
-			}
-			fmt.Fprintf(e.Stdout, "%s: %s\n", verb, s)
-		}
-		if check && len(stale) > 0 {
-			return 1
-		}
-		return harness.ExitOK
+		return docsCmd(ctx, e, args)
 	default:
-		fmt.Fprintf(e.Stderr, "loadtest: unknown command %q\n%s", e.Args[0], usage)
+		fmt.Fprintf(e.Stderr, "loadtest: unknown command %q\n%s", cmd, usage)
 		return harness.ExitBadInput
 	}
+}
+
+// runCmd reads the configuration and, unless cmd is check, hands it to the harness.
+func runCmd(ctx context.Context, e Env, cmd string) int {
+	load := harness.Load
+	if cmd == "spotcheck" {
+		load = harness.LoadSpotchecks
+	}
+	cfg, err := load(e.Root, e.Getenv, e.Now())
+	if err != nil {
+		fmt.Fprintf(e.Stderr, "loadtest: %v\n", err)
+		return harness.ExitBadInput
+	}
+	if cmd == "check" {
+		target := "CERTCTL_IMAGE"
+		if cfg.Dist != "" {
+			target = "the certctl build in " + cfg.Dist
+		}
+		if cfg.Faults {
+			target += ", behind the fault proxy"
+		}
+		fmt.Fprintf(e.Stdout, "ok: tiers %s, %d scenarios, certctl %s, duration %s\n", strings.Join(cfg.Tiers, ","), len(cfg.Scenarios), target, cfg.Duration)
+		return harness.ExitOK
+	}
+	r := &harness.Runner{
+		Cfg: cfg, Exec: e.Exec, Env: append(append([]string(nil), e.Environ...), envList(cfg.Env)...),
+		Stdout: e.Stdout, Stderr: e.Stderr, Now: e.Now, Command: commandLine(cmd, e.Getenv),
+	}
+	return r.Run(ctx)
+}
+
+// reportCmd renders a saved run: as text (rewriting its summary files), or as Markdown.
+func reportCmd(e Env, args []string) int {
+	flags := flag.NewFlagSet("report", flag.ContinueOnError)
+	flags.SetOutput(io.Discard)
+	format := flags.String("format", "text", "")
+	if err := flags.Parse(args); err != nil {
+		fmt.Fprintf(e.Stderr, "loadtest: report: %v\n%s", err, usage)
+		return harness.ExitBadInput
+	}
+	switch n := flags.NArg(); {
+	case *format == "text" && n == 1:
+		return reportText(e, flags.Arg(0))
+	case *format == "markdown" && (n == 1 || n == 2):
+		return reportMarkdown(e, flags.Arg(0), flags.Arg(1))
+	case *format != "text" && *format != "markdown":
+		fmt.Fprintf(e.Stderr, "loadtest: report --format %q: use text or markdown\n", *format)
+		return harness.ExitBadInput
+	}
+	fmt.Fprint(e.Stderr, usage)
+	return harness.ExitBadInput
+}
+
+func reportText(e Env, dir string) int {
+	if resolved, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = resolved
+	}
+	s, err := report.Load(dir)
+	if err == nil {
+		err = report.Write(dir, s)
+	}
+	if err != nil {
+		fmt.Fprintf(e.Stderr, "loadtest: %v\n", err)
+		return harness.ExitBadInput
+	}
+	fmt.Fprint(e.Stdout, report.Text(s))
+	return harness.ExitOK
+}
+
+// reportMarkdown prints the job summary. It exits 0 whatever it finds, a missing or empty directory
+// included: the workflow's last step carries the verdict, and a summary that cannot be written must
+// not hide it.
+func reportMarkdown(e Env, dir, stepCode string) int {
+	d, s := report.OpenRunDir(dir)
+	fmt.Fprint(e.Stdout, report.Markdown(s, d, stepCode, harness.ExitMeaning))
+	return harness.ExitOK
+}
+
+// docsCmd regenerates the tables the docs carry from the code, or with --check reports stale ones.
+func docsCmd(ctx context.Context, e Env, args []string) int {
+	inspect := func(script string) ([]byte, error) {
+		var out, errb strings.Builder
+		code, err := e.Exec(ctx, harness.Cmd{Name: "go", Args: []string{"tool", "k6", "inspect", script}, Env: docs.CleanEnv(e.Environ), Stdout: &out, Stderr: &errb})
+		if err == nil && code != 0 {
+			err = fmt.Errorf("exit %d: %s", code, errb.String())
+		}
+		return []byte(out.String()), err
+	}
+	blocks, err := docs.Blocks(e.Root, inspect)
+	if err != nil {
+		fmt.Fprintf(e.Stderr, "loadtest: %v\n", err)
+		return harness.ExitBadInput
+	}
+	check := len(args) > 0 && args[0] == "--check"
+	stale, err := docs.Sync(e.Root, blocks, docs.Documents, !check)
+	if err != nil {
+		fmt.Fprintf(e.Stderr, "loadtest: %v\n", err)
+		return harness.ExitBadInput
+	}
+	for _, s := range stale {
+		verb := "updated"
+		if check {
+			verb = "out of date"
+		}
+		fmt.Fprintf(e.Stdout, "%s: %s\n", verb, s)
+	}
+	if check && len(stale) > 0 {
+		return 1
+	}
+	return harness.ExitOK
 }
 
 func envList(m map[string]string) []string {
@@ -138,7 +184,7 @@ func envList(m map[string]string) []string {
 // commandLine records how to repeat the run: the make goal and the harness variables that were set.
 func commandLine(sub string, getenv func(string) string) string {
 	var parts []string
-	for _, k := range []string{"TIER", "SCENARIOS", "DURATION", "IMAGES", "CERTCTL_DIST", "CERTCTL_IMAGE", "CERTCTL_RATE_LIMIT_ENABLED", "MAX_VUS", "FAULT_LATENCY", "FAULT_ERROR_RATE", "FAULT_ROUTE"} {
+	for _, k := range append([]string{"TIER", "SCENARIOS", "DURATION", "IMAGES", "CERTCTL_DIST", "CERTCTL_IMAGE", "CERTCTL_RATE_LIMIT_ENABLED", "MAX_VUS"}, harness.FaultKnobs...) {
 		if v := getenv(k); v != "" {
 			parts = append(parts, k+"="+v)
 		}

@@ -11,13 +11,13 @@ import (
 	"certctl-loadtest/internal/harness"
 )
 
-// CleanEnv drops the harness knobs from an environment, so the docs show the defaults whatever the
+// CleanEnv drops every harness knob from an environment, so the docs show the defaults whatever the
 // caller has set.
 func CleanEnv(environ []string) []string {
 	var out []string
 	for _, kv := range environ {
 		k, _, _ := strings.Cut(kv, "=")
-		if k == "DURATION" || k == "MAX_VUS" || k == "PRE_VUS" || strings.HasPrefix(k, "RATE_") || strings.HasPrefix(k, "CONNECTOR_") {
+		if _, ok := harness.LookupKnob(k); ok {
 			continue
 		}
 		out = append(out, kv)
@@ -25,8 +25,9 @@ func CleanEnv(environ []string) []string {
 	return out
 }
 
-// Documents carrying generated blocks.
-var Documents = []string{"README.md", "docs/configuration.md", "docs/scale.md", "docs/performance-baselines.md"}
+// Documents carrying generated blocks. k6/lib/knobs.js and the Makefile carry theirs inside comments.
+var Documents = []string{"README.md", "docs/configuration.md", "docs/scale.md", "docs/performance-baselines.md",
+	"seed/README.md", "k6/lib/knobs.js", "Makefile"}
 
 // Blocks renders every generated block by name.
 func Blocks(root string, inspect Inspector) (map[string]string, error) {
@@ -42,17 +43,20 @@ func Blocks(root string, inspect Inspector) (map[string]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	return map[string]string{"scenarios": ScenarioTable(rows), "configuration": ConfigTable(harness.Knobs), "baselines": baselines, "spotchecks": spotchecks}, nil
-}
-
-// ConfigTable renders the knobs as a Markdown table.
-func ConfigTable(knobs []harness.Knob) string {
-	var b strings.Builder
-	b.WriteString("| variable | type | default | read by | meaning |\n|---|---|---|---|---|\n")
-	for _, k := range knobs {
-		fmt.Fprintf(&b, "| `%s` | %s | `%s` | %s | %s |\n", strings.ReplaceAll(k.Name, ", ", "`, `"), k.Type, k.Default, k.Read, k.Doc)
+	pins, err := harness.ReadEnvFile(filepath.Join(root, ".env"))
+	if err != nil {
+		return nil, err
 	}
-	return b.String()
+	seedVars, err := SeedVariableTable(root)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]string{
+		"scenarios": ScenarioTable(rows), "baselines": baselines, "spotchecks": spotchecks,
+		"configuration": ConfigTable(harness.Knobs, pins), "common-knobs": CommonKnobTable(harness.Knobs, pins),
+		"make-knobs": MakeKnobs(harness.Knobs, pins), "k6-knobs": K6Defaults(harness.Knobs),
+		"exit-codes": ExitCodeTable(harness.ExitCodes), "seed-variables": seedVars,
+	}, nil
 }
 
 // ---- spot checks (k6/spotcheck, make spotcheck) ----

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -19,6 +20,16 @@ import (
 // Inspector returns `k6 inspect <script>` for a script path relative to the repository root.
 type Inspector func(script string) ([]byte, error)
 
+// K6Inspector runs the k6 pinned in go.mod, from the repository root, without the caller's knobs.
+func K6Inspector(root string) Inspector {
+	return func(script string) ([]byte, error) {
+		cmd := exec.Command("go", "tool", "k6", "inspect", script)
+		cmd.Dir = root
+		cmd.Env = CleanEnv(os.Environ())
+		return cmd.Output()
+	}
+}
+
 // Row is one scenario as k6 sees it.
 type Row struct {
 	Tier, Scenario, Script string
@@ -28,6 +39,7 @@ type Row struct {
 	Duration               string
 	StartTime              string // after setup; the runner starts every scenario's k6 at once
 	PreVUs, MaxVUs         int
+	VUs                    int                 // constant-vus: the closed loop's size (no rate)
 	Thresholds             map[string][]string // metric selector without the scenario tag → expressions
 }
 
@@ -40,6 +52,7 @@ type inspected struct {
 		StartTime       string  `json:"startTime"`
 		PreAllocatedVUs int     `json:"preAllocatedVUs"`
 		MaxVUs          int     `json:"maxVUs"`
+		VUs             int     `json:"vus"`
 	} `json:"scenarios"`
 	Thresholds map[string][]string `json:"thresholds"`
 }
@@ -68,7 +81,7 @@ func Collect(root string, inspect Inspector) ([]Row, error) {
 		for name, sc := range in.Scenarios {
 			r := Row{Tier: tier, Scenario: name, Script: filepath.ToSlash(rel), Executor: sc.Executor, Rate: sc.Rate,
 				TimeUnit: shortDuration(sc.TimeUnit), Duration: shortDuration(sc.Duration), StartTime: shortDuration(sc.StartTime), PreVUs: sc.PreAllocatedVUs,
-				MaxVUs: sc.MaxVUs, Thresholds: map[string][]string{}}
+				MaxVUs: sc.MaxVUs, VUs: sc.VUs, Thresholds: map[string][]string{}}
 			for sel, exprs := range in.Thresholds {
 				if len(exprs) == 0 {
 					continue // recorded for the summary, not judged
@@ -130,8 +143,13 @@ func ScenarioTable(rows []Row) string {
 		if start == "" {
 			start = "0s"
 		}
-		fmt.Fprintf(&b, "| %s | [`%s`](%s) | %s | %g per %s | %s | %s | %d / %d | %s |\n",
-			r.Tier, r.Scenario, r.Script, r.Executor, r.Rate, r.TimeUnit, start, r.Duration, r.PreVUs, r.MaxVUs, strings.Join(th, "; "))
+		rate, vus := fmt.Sprintf("%g per %s", r.Rate, r.TimeUnit), fmt.Sprintf("%d / %d", r.PreVUs, r.MaxVUs)
+		if r.Executor == "constant-vus" {
+			// A closed loop: as fast as its VUs go, no rate asked for.
+			rate, vus = "closed loop", fmt.Sprintf("%d", r.VUs)
+		}
+		fmt.Fprintf(&b, "| %s | [`%s`](%s) | %s | %s | %s | %s | %s | %s |\n",
+			r.Tier, r.Scenario, r.Script, r.Executor, rate, start, r.Duration, vus, strings.Join(th, "; "))
 	}
 	return b.String()
 }

@@ -2,7 +2,6 @@ package docs
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -19,20 +18,10 @@ func repoRoot(t *testing.T) string {
 	return r
 }
 
-// K6Inspector runs the k6 pinned in go.mod.
-func k6Inspector(root string) Inspector {
-	return func(script string) ([]byte, error) {
-		cmd := exec.Command("go", "tool", "k6", "inspect", script)
-		cmd.Dir = root
-		cmd.Env = CleanEnv(os.Environ())
-		return cmd.Output()
-	}
-}
-
 // The generated tables in the docs match what the code says; `loadtest docs` rewrites them.
 func TestDocsMatchTheCode(t *testing.T) {
 	root := repoRoot(t)
-	blocks, err := Blocks(root, k6Inspector(root))
+	blocks, err := Blocks(root, K6Inspector(root))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,6 +24,10 @@ type Config struct {
 	KeyFile   string
 	Latency   time.Duration
 	ErrorRate float64
+	// BodyRate is the share of faulted requests whose 2xx answer reaches the client with its body
+	// replaced by an empty JSON object: status and headers as certctl sent them, so only a check of
+	// the body can notice.
+	BodyRate float64
 	// Routes is FAULT_ROUTE split on commas; empty means every route.
 	Routes []string
 }
@@ -77,6 +81,11 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	if err != nil || math.IsNaN(cfg.ErrorRate) || cfg.ErrorRate < 0 || cfg.ErrorRate > 1 {
 		return cfg, badConfig("FAULT_ERROR_RATE: %q is not a number between 0 and 1 (e.g. 0.2)", rate)
 	}
+	body := env("FAULT_BODY_RATE", "0")
+	cfg.BodyRate, err = strconv.ParseFloat(body, 64)
+	if err != nil || math.IsNaN(cfg.BodyRate) || cfg.BodyRate < 0 || cfg.BodyRate > 1 {
+		return cfg, badConfig("FAULT_BODY_RATE: %q is not a number between 0 and 1 (e.g. 0.5)", body)
+	}
 	if v := getenv("FAULT_ROUTE"); strings.TrimSpace(v) != "" {
 		for _, route := range strings.Split(v, ",") {
 			route = strings.TrimSpace(route)
@@ -117,7 +126,7 @@ func (c Config) Faulted(method, path string) bool {
 }
 
 // FaultsActive reports whether any request can be faulted at all.
-func (c Config) FaultsActive() bool { return c.Latency > 0 || c.ErrorRate > 0 }
+func (c Config) FaultsActive() bool { return c.Latency > 0 || c.ErrorRate > 0 || c.BodyRate > 0 }
 
 // Faults describes the effective faults for the start-up log line.
 func (c Config) Faults() string {
@@ -128,5 +137,5 @@ func (c Config) Faults() string {
 	if len(c.Routes) > 0 {
 		where = fmt.Sprintf("%q", strings.Join(c.Routes, ","))
 	}
-	return fmt.Sprintf("latency=%s error_rate=%g on %s", c.Latency, c.ErrorRate, where)
+	return fmt.Sprintf("latency=%s error_rate=%g body_rate=%g on %s", c.Latency, c.ErrorRate, c.BodyRate, where)
 }

@@ -46,7 +46,7 @@ func TestLoadConfigValues(t *testing.T) {
 		cfg.ErrorRate != 0.25 || !reflect.DeepEqual(cfg.Routes, want) {
 		t.Errorf("cfg = %+v", cfg)
 	}
-	if got := cfg.Faults(); got != `latency=150ms error_rate=0.25 on "GET /api/v1/certificates$,POST,POST /acme/"` {
+	if got := cfg.Faults(); got != `latency=150ms error_rate=0.25 body_rate=0 on "GET /api/v1/certificates$,POST,POST /acme/"` {
 		t.Errorf("Faults() = %s", got)
 	}
 	cfg.Routes = nil
@@ -73,6 +73,8 @@ func TestLoadConfigRejects(t *testing.T) {
 		{"FAULT_ERROR_RATE", "NaN", "between 0 and 1"},
 		{"FAULT_ERROR_RATE", "20%", "between 0 and 1"},
 		{"FAULT_ERROR_RATE", "Inf", "between 0 and 1"},
+		{"FAULT_BODY_RATE", "2", "between 0 and 1"},
+		{"FAULT_BODY_RATE", "half", "between 0 and 1"},
 		{"FAULT_ROUTE", "/api/v1/certificates", "METHOD /path-prefix"},
 		{"FAULT_ROUTE", "get /api/v1/certificates", "METHOD /path-prefix"},
 		{"FAULT_ROUTE", "GET /api/v1/$certificates", "METHOD /exact/path$"},

@@ -294,7 +294,7 @@ func (h *harness) stats() Stats {
 		h.t.Fatalf("stats: %d %q %s", r.StatusCode, r.Header.Get("Content-Type"), r.body)
 	}
 	var keys map[string]int64
-	if err := json.Unmarshal([]byte(r.body), &keys); err != nil || len(keys) != 4 {
+	if err := json.Unmarshal([]byte(r.body), &keys); err != nil || len(keys) != 5 {
 		h.t.Fatalf("stats body %s: %v", r.body, err)
 	}
 	var s Stats

@@ -14,6 +14,8 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"os"
+	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 )
@@ -39,6 +41,7 @@ type Stats struct {
 	Forwarded      int64 `json:"forwarded"`
 	Delayed        int64 `json:"delayed"`
 	ErrorsInjected int64 `json:"errors_injected"`
+	BodiesReplaced int64 `json:"bodies_replaced"`
 	UpstreamErrors int64 `json:"upstream_errors"`
 }
 
@@ -50,8 +53,12 @@ type Proxy struct {
 	fwd    atomic.Int64
 	delay  atomic.Int64
 	inject atomic.Int64
+	bodies atomic.Int64
 	upErr  atomic.Int64
 }
+
+// replaceBody marks a request whose 2xx answer gets an empty body (FAULT_BODY_RATE).
+type replaceBody struct{}
 
 // New builds the handler and its upstream transport, verifying the
 // upstream against Config.CAFile.
@@ -79,9 +86,10 @@ func New(cfg Config, opts Options) (*Proxy, error) {
 			pr.Out.Host = pr.In.Host
 			// No SetXForwarded: certctl's rate limiter keys on client IP.
 		},
-		Transport:    upstreamTransport(pool),
-		ErrorHandler: p.upstreamError,
-		ErrorLog:     opts.Logger,
+		ModifyResponse: p.maybeReplaceBody,
+		Transport:      upstreamTransport(pool),
+		ErrorHandler:   p.upstreamError,
+		ErrorLog:       opts.Logger,
 	}
 	return p, nil
 }
@@ -123,7 +131,7 @@ func upstreamTransport(pool *x509.CertPool) *http.Transport {
 
 // Stats returns a snapshot of the counters.
 func (p *Proxy) Stats() Stats {
-	return Stats{p.fwd.Load(), p.delay.Load(), p.inject.Load(), p.upErr.Load()}
+	return Stats{p.fwd.Load(), p.delay.Load(), p.inject.Load(), p.bodies.Load(), p.upErr.Load()}
 }
 
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -148,9 +156,28 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			injectError(w)
 			return
 		}
+		if p.cfg.BodyRate > 0 && p.opts.Random() < p.cfg.BodyRate {
+			r = r.WithContext(context.WithValue(r.Context(), replaceBody{}, true))
+		}
 	}
 	p.fwd.Add(1)
 	p.rp.ServeHTTP(w, r)
+}
+
+// maybeReplaceBody empties the body of a marked request's successful answer. Content-Length is
+// corrected; everything else is certctl's.
+func (p *Proxy) maybeReplaceBody(res *http.Response) error {
+	if res.Request == nil || res.Request.Context().Value(replaceBody{}) == nil || res.StatusCode < 200 || res.StatusCode > 299 {
+		return nil
+	}
+	_ = res.Body.Close()
+	const empty = "{}\n"
+	res.Body = io.NopCloser(strings.NewReader(empty))
+	res.ContentLength = int64(len(empty))
+	res.Header.Set("Content-Length", strconv.Itoa(len(empty)))
+	res.Header.Del("Content-Encoding")
+	p.bodies.Add(1)
+	return nil
 }
 
 // injectError answers like certctl's handlers fail (handler.ErrorResponse

@@ -321,3 +321,29 @@ func TestStatsEndpoint(t *testing.T) {
 		t.Errorf("upstream hits = %d, stats = %+v", h.hits.Load(), s)
 	}
 }
+
+// FAULT_BODY_RATE: a 2xx answer keeps certctl's status and headers and loses its body; errors and
+// unmatched routes pass untouched.
+func TestBodyRateOne(t *testing.T) {
+	h := start(t, setup{env: map[string]string{"FAULT_BODY_RATE": "1", "FAULT_ROUTE": "POST /api/v1/certificates$"}})
+	for _, tc := range []struct {
+		path, body, want string
+		status           int
+	}{
+		{"/api/v1/certificates", `{"id":"c1"}`, "{}\n", 200},
+		{"/api/v1/certificates?status=201", `{"id":"c2"}`, "{}\n", 201},
+		{"/api/v1/certificates?status=409", `{"error":"x"}`, `{"error":"x"}`, 409},
+		{"/api/v1/certificates/bulk-renew", `{"ids":[]}`, `{"ids":[]}`, 200},
+	} {
+		r := h.do("POST", tc.path, strings.NewReader(tc.body))
+		if r.StatusCode != tc.status || r.body != tc.want {
+			t.Errorf("POST %s: %d %q, want %d %q", tc.path, r.StatusCode, r.body, tc.status, tc.want)
+		}
+		if r.Header.Get("Replay-Nonce") == "" || r.Header.Get("Content-Type") != "application/problem+json" {
+			t.Errorf("POST %s: certctl's headers lost: %v", tc.path, r.Header)
+		}
+	}
+	if s := h.stats(); s != (Stats{Forwarded: 4, BodiesReplaced: 2}) {
+		t.Errorf("stats = %+v", s)
+	}
+}

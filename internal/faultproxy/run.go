@@ -103,7 +103,7 @@ func Run(ctx context.Context, cfg Config, opts Options) error {
 	}
 	<-serveErr
 	s := p.Stats()
-	logger.Printf("stopped: forwarded=%d delayed=%d errors_injected=%d upstream_errors=%d", s.Forwarded, s.Delayed, s.ErrorsInjected, s.UpstreamErrors)
+	logger.Printf("stopped: forwarded=%d delayed=%d errors_injected=%d bodies_replaced=%d upstream_errors=%d", s.Forwarded, s.Delayed, s.ErrorsInjected, s.BodiesReplaced, s.UpstreamErrors)
 	return nil
 }
 

@@ -135,7 +135,7 @@ func TestMainServesAndStopsGracefully(t *testing.T) {
 	exit := make(chan int, 1)
 	go func() { exit <- Main(ctx, nil, getenvFrom(env), &stderr) }()
 	waitFor(t, "the start-up line", func() bool { return strings.Contains(stderr.String(), "listening on") })
-	for _, want := range []string{"127.0.0.1:" + port, "forwarding to " + env["FAULT_UPSTREAM"], `faults: latency=300ms error_rate=0 on "GET /slow"`} {
+	for _, want := range []string{"127.0.0.1:" + port, "forwarding to " + env["FAULT_UPSTREAM"], `faults: latency=300ms error_rate=0 body_rate=0 on "GET /slow"`} {
 		if !strings.Contains(stderr.String(), want) {
 			t.Errorf("start-up line lacks %q:\n%s", want, stderr.String())
 		}
@@ -168,7 +168,7 @@ func TestMainServesAndStopsGracefully(t *testing.T) {
 	case <-time.After(ShutdownTimeout + 5*time.Second):
 		t.Fatal("no graceful stop")
 	}
-	if !strings.Contains(stderr.String(), "stopped: forwarded=1 delayed=1 errors_injected=0 upstream_errors=0") {
+	if !strings.Contains(stderr.String(), "stopped: forwarded=1 delayed=1 errors_injected=0 bodies_replaced=0 upstream_errors=0") {
 		t.Errorf("final counters missing:\n%s", stderr.String())
 	}
 }

@@ -76,22 +76,33 @@ func (c Compose) Images(ctx context.Context) ([]string, error) {
 
 // Service is a service of the resolved compose configuration.
 type Service struct {
-	Image  string            `json:"image"`
-	Labels map[string]string `json:"labels"`
-	Build  json.RawMessage   `json:"build,omitempty"` // set for the images of ours compose builds
+	Image     string                     `json:"image"`
+	Labels    map[string]string          `json:"labels"`
+	Build     json.RawMessage            `json:"build,omitempty"` // set for the images of ours compose builds
+	DependsOn map[string]json.RawMessage `json:"depends_on,omitempty"`
 }
 
 // RequiredLabel marks a tier service whose failure stops the run (a seeder), unlike a sidecar's.
 const RequiredLabel = "certctl-loadtest.required"
 
+// The two services the harness names: the server under test, which `up` waits for, and the load
+// generator, which `run` starts once per scenario. Every other service is the compose file's business.
+const (
+	serverService = "certctl-server"
+	k6Service     = "k6"
+)
+
+// Services is the resolved configuration's services, by name.
+type Services map[string]Service
+
 // Services resolves the configuration: every service of the selected tiers, k6 included.
-func (c Compose) Services(ctx context.Context) (map[string]Service, error) {
+func (c Compose) Services(ctx context.Context) (Services, error) {
 	out, err := c.Output(ctx, "--profile", "k6", "config", "--format", "json")
 	if err != nil {
 		return nil, err
 	}
 	var doc struct {
-		Services map[string]Service `json:"services"`
+		Services Services `json:"services"`
 	}
 	if err := json.Unmarshal([]byte(out), &doc); err != nil {
 		return nil, fmt.Errorf("reading docker compose config: %w", err)
@@ -99,17 +110,38 @@ func (c Compose) Services(ctx context.Context) (map[string]Service, error) {
 	return doc.Services, nil
 }
 
-// ServiceImages maps each service to its image, for run.json.
-func (c Compose) ServiceImages(ctx context.Context) (map[string]string, error) {
-	svcs, err := c.Services(ctx)
-	if err != nil {
-		return nil, err
-	}
+// Images maps each service to its image, for run.json.
+func (s Services) Images() map[string]string {
 	m := map[string]string{}
-	for name, s := range svcs {
-		m[name] = s.Image
+	for name, svc := range s {
+		m[name] = svc.Image
 	}
-	return m, nil
+	return m
+}
+
+// StartOrder is name and everything it depends on, dependencies first (ties by name): what
+// `docker compose up name` starts, in the order it starts them.
+func (s Services) StartOrder(name string) []string {
+	var order []string
+	seen := map[string]bool{}
+	var visit func(string)
+	visit = func(n string) {
+		if seen[n] {
+			return
+		}
+		seen[n] = true
+		deps := make([]string, 0, len(s[n].DependsOn))
+		for d := range s[n].DependsOn {
+			deps = append(deps, d)
+		}
+		sort.Strings(deps)
+		for _, d := range deps {
+			visit(d)
+		}
+		order = append(order, n)
+	}
+	visit(name)
+	return order
 }
 
 // ServiceState is one line of `docker compose ps --all --format json`.

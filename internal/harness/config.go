@@ -6,24 +6,67 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 )
 
-// Exit codes of `loadtest run`. k6's own codes (99 thresholds breached, 107 script error, 108 aborted
-// by the script, e.g. a failed setup probe) are passed through unchanged.
+// Exit codes of `loadtest run` and `loadtest spotcheck`; ExitCodes says what each means. k6's own codes
+// pass through unchanged.
 const (
 	ExitOK          = 0
 	ExitBadInput    = 2
 	ExitEnvironment = 3
 	ExitNoResults   = 4
-	ExitThresholds  = 99
+	ExitThresholds  = 99  // k6's
+	ExitScriptError = 107 // k6's
+	ExitAborted     = 108 // k6's: the script called test.abort(), as a failed setup probe does
+	ExitInterrupted = 130 // cancelled by SIGINT or SIGTERM: 128 + SIGINT, as shells report it
 )
+
+// ExitCode is one exit code and what it means.
+type ExitCode struct {
+	Code    int
+	Meaning string
+}
+
+// ExitCodes is the one table of exit codes: README.md's is rendered from it (`make docs`), and so are
+// the usage text and the CI step summary.
+var ExitCodes = []ExitCode{
+	{ExitOK, "every threshold held and every k6 process exited 0"},
+	{ExitThresholds, "thresholds were breached"},
+	{ExitBadInput, "bad input: unknown tier or target, malformed duration or rate"},
+	{ExitEnvironment, "the environment was wrong: no Docker engine, a missing image, or the stack did not come up"},
+	{ExitNoResults, "k6 wrote no results"},
+	{ExitScriptError, "a scenario's script failed (k6 107)"},
+	{ExitAborted, "a scenario's setup() probe aborted: certctl unreachable or the token rejected (k6 108)"},
+	{ExitInterrupted, "the run was interrupted"},
+}
+
+// ExitMeaning is what code means, and false for a code the harness never returns.
+func ExitMeaning(code int) (string, bool) {
+	for _, e := range ExitCodes {
+		if e.Code == code {
+			return e.Meaning, true
+		}
+	}
+	return "", false
+}
+
+// ExitCodeText is ExitCodes as lines for a usage message: "  99   thresholds were breached".
+func ExitCodeText() string {
+	var b strings.Builder
+	for _, e := range ExitCodes {
+		fmt.Fprintf(&b, "  %-4d %s\n", e.Code, e.Meaning)
+	}
+	return b.String()
+}
 
 // Config is everything a run needs, read once from the environment.
 type Config struct {
@@ -99,7 +142,7 @@ func Load(root string, getenv func(string) string, now time.Time) (Config, error
 	if err != nil {
 		return c, err
 	}
-	c.Tiers, err = selectTiers(get("TIER", "default"), tiers)
+	c.Tiers, err = selectTiers(get("TIER", KnobDefault("TIER")), tiers)
 	if err != nil {
 		return c, err
 	}
@@ -121,23 +164,25 @@ func Load(root string, getenv func(string) string, now time.Time) (Config, error
 	if err := loadFaults(get, c.Env); err != nil {
 		return c, err
 	}
-	c.Faults = c.Env["FAULT_LATENCY"] != "" || c.Env["FAULT_ERROR_RATE"] != "" || c.Env["FAULT_ROUTE"] != ""
+	for _, k := range FaultKnobs {
+		c.Faults = c.Faults || c.Env[k] != ""
+	}
 	if c.Faults {
 		// k6 reaches certctl through the proxy; the proxy's certificate carries this name (TLS_NAMES).
 		c.Env["CERTCTL_URL"] = "https://certctl-faults:8443"
 	}
 
-	c.Duration = get("DURATION", "5m")
+	c.Duration = get("DURATION", KnobDefault("DURATION"))
 	if _, err := ParseDuration("DURATION", c.Duration); err != nil {
 		return c, err
 	}
-	st, err := ParseDuration("START_TIMEOUT", get("START_TIMEOUT", "120s"))
+	st, err := ParseDuration("START_TIMEOUT", get("START_TIMEOUT", KnobDefault("START_TIMEOUT")))
 	if err != nil {
 		return c, err
 	}
 	c.StartTimeout = st
 
-	switch v := get("IMAGES", "upstream"); v {
+	switch v := get("IMAGES", KnobDefault("IMAGES")); v {
 	case "upstream":
 	case "offline":
 		c.Offline = true
@@ -183,6 +228,11 @@ func Load(root string, getenv func(string) string, now time.Time) (Config, error
 		}
 		c.Env["BATCH_SIZE"] = v
 	}
+	if c.Env["SEED_BULK_CERTS"] == "" && slices.ContainsFunc(c.Scenarios, func(s Scenario) bool { return s.Name == "bulk_renewal" }) {
+		if d, err := ParseDuration("DURATION", c.Duration); err == nil {
+			c.Env["SEED_BULK_CERTS"] = bulkPool(c, d)
+		}
+	}
 	for _, k := range k6Passthrough {
 		if v := get(k, ""); v != "" {
 			if n, err := strconv.Atoi(v); err != nil || n <= 0 {
@@ -218,7 +268,7 @@ func Load(root string, getenv func(string) string, now time.Time) (Config, error
 	if !runIDRE.MatchString(c.RunID) {
 		return c, fmt.Errorf("RUN_ID=%q: use lower-case letters, digits and dashes, at most 40", c.RunID)
 	}
-	c.ResultsDir = get("RESULTS_DIR", filepath.Join(root, "results"))
+	c.ResultsDir = get("RESULTS_DIR", filepath.Join(root, KnobDefault("RESULTS_DIR")))
 	if !filepath.IsAbs(c.ResultsDir) {
 		c.ResultsDir = filepath.Join(root, c.ResultsDir)
 	}
@@ -233,7 +283,10 @@ func Load(root string, getenv func(string) string, now time.Time) (Config, error
 		c.Secrets = append(c.Secrets, v)
 	}
 	// Effective even when unset, so run.json says whether certctl's limiter was in the way.
-	c.Env["CERTCTL_RATE_LIMIT_ENABLED"] = get("CERTCTL_RATE_LIMIT_ENABLED", "false")
+	c.Env["CERTCTL_RATE_LIMIT_ENABLED"] = get("CERTCTL_RATE_LIMIT_ENABLED", KnobDefault("CERTCTL_RATE_LIMIT_ENABLED"))
+	if err := limiterAlone(c.Tiers, get, c.Env); err != nil {
+		return c, err
+	}
 	c.Env["DURATION"] = c.Duration
 	c.Env["RUN_ID"] = c.RunID
 	c.Env["RUN_DIR"] = c.RunDir()
@@ -292,10 +345,50 @@ func DiscoverTiers(root string) (map[string][]Scenario, error) {
 // Tiers that `make loadtest` runs when TIER is not given, as certctl's own harness documents its laptop
 // run: the API tier and the connector tier. ACME has its own target; `all` adds it. Scale runs only when
 // asked (make loadtest-scale): each of its scenarios wants a stack of its own.
+// The limiter tier needs certctl's rate limiter on, which would throttle every other tier's load: it
+// runs alone (make loadtest-limiter), never in `all`.
 var (
 	defaultTiers = []string{"api", "connector"}
-	allExcluded  = map[string]bool{"scale": true}
+	allExcluded  = map[string]bool{"scale": true, LimiterTier: true}
 )
+
+// LimiterTier is the tier whose scenarios judge certctl's answers with its rate limiter on.
+const LimiterTier = "limiter"
+
+// limiterAlone turns certctl's limiter on for the limiter tier and refuses to mix it with other tiers.
+func limiterAlone(tiers []string, get func(k, def string) string, env map[string]string) error {
+	if !slices.Contains(tiers, LimiterTier) {
+		return nil
+	}
+	if len(tiers) > 1 {
+		return fmt.Errorf("TIER=%s: the %s tier runs alone (certctl's rate limiter, on for it, would throttle the other tiers' load); use make loadtest-limiter", strings.Join(tiers, ","), LimiterTier)
+	}
+	if v := get("CERTCTL_RATE_LIMIT_ENABLED", ""); v != "" && v != "true" {
+		return fmt.Errorf("CERTCTL_RATE_LIMIT_ENABLED=%s: the %s tier measures certctl with its rate limiter on; leave it unset", v, LimiterTier)
+	}
+	env["CERTCTL_RATE_LIMIT_ENABLED"] = "true"
+	return nil
+}
+
+// bulkPool sizes the bulk-renewal seed for one pass without revisiting a certificate (certctl skips one
+// with an open renewal job, so a second visit measures only its skip path): rate × duration × batch,
+// never under the registry's default. k6/scale/bulk_renewal.js refuses a smaller pool in setup, so a
+// drift between these numbers and the script's fails early and says so.
+func bulkPool(c Config, duration time.Duration) string {
+	const defaultRate, defaultBatch = 5, 50 // k6/scale/bulk_renewal.js
+	rate, batch := defaultRate, defaultBatch
+	if n, err := strconv.Atoi(c.Env["RATE_BULK_RENEWAL"]); err == nil && n > 0 {
+		rate = n
+	}
+	if n, err := strconv.Atoi(c.Env["BATCH_SIZE"]); err == nil && n > 0 {
+		batch = n
+	}
+	need := int(math.Ceil(float64(rate)*duration.Seconds())) * batch
+	if floor, err := strconv.Atoi(KnobDefault("SEED_BULK_CERTS")); err == nil && need < floor {
+		need = floor
+	}
+	return strconv.Itoa(need)
+}
 
 func selectTiers(spec string, known map[string][]Scenario) ([]string, error) {
 	names := make([]string, 0, len(known))
@@ -326,7 +419,7 @@ func selectTiers(spec string, known map[string][]Scenario) ([]string, error) {
 	for _, t := range strings.Split(spec, ",") {
 		t = strings.TrimSpace(t)
 		if _, ok := known[t]; !ok {
-			return nil, fmt.Errorf("TIER=%q: unknown tier %q; known tiers: %s (or default: api,connector; all: every tier but scale)", spec, t, strings.Join(names, ", "))
+			return nil, fmt.Errorf("TIER=%q: unknown tier %q; known tiers: %s (or default: api,connector; all: every tier but scale and limiter)", spec, t, strings.Join(names, ", "))
 		}
 		if !seen[t] {
 			seen[t] = true
@@ -387,6 +480,9 @@ func LoadSpotchecks(root string, getenv func(string) string, now time.Time) (Con
 	// The scale profile brings the seeder: SEED_BULK_CERTS certificates (10000) give the inventory
 	// walk something to walk; an empty inventory is one page and measures nothing.
 	c.Tiers, c.Scenarios, c.Spotcheck = []string{SpotcheckDir, "scale"}, nil, true
+	// tick_renewal_scan waits for a scheduled scan (certctl has no trigger that works): one every 3
+	// minutes, not the hourly default, keeps that wait inside the check's 240 s.
+	c.Env["CERTCTL_SCHEDULER_RENEWAL_CHECK_INTERVAL"] = get3m(getenv("CERTCTL_SCHEDULER_RENEWAL_CHECK_INTERVAL"))
 	for _, f := range files {
 		rel, _ := filepath.Rel(root, f)
 		c.Scenarios = append(c.Scenarios, Scenario{Tier: SpotcheckDir, Name: strings.TrimSuffix(filepath.Base(f), ".js"), Path: filepath.ToSlash(rel)})
@@ -399,6 +495,9 @@ func LoadSpotchecks(root string, getenv func(string) string, now time.Time) (Con
 	return c, nil
 }
 
+// FaultKnobs are the fault proxy's settings: any of them set puts the proxy between k6 and certctl.
+var FaultKnobs = []string{"FAULT_LATENCY", "FAULT_ERROR_RATE", "FAULT_BODY_RATE", "FAULT_ROUTE"}
+
 // loadFaults reads the fault proxy's knobs, strictly: a typo in one would run the test without its fault.
 func loadFaults(get func(k, def string) string, env map[string]string) error {
 	if v := get("FAULT_LATENCY", ""); v != "" {
@@ -407,11 +506,13 @@ func loadFaults(get func(k, def string) string, env map[string]string) error {
 		}
 		env["FAULT_LATENCY"] = v
 	}
-	if v := get("FAULT_ERROR_RATE", ""); v != "" {
-		if f, err := strconv.ParseFloat(v, 64); err != nil || f < 0 || f > 1 {
-			return fmt.Errorf("FAULT_ERROR_RATE=%q must be a number from 0 to 1 (the share of matching requests answered 500)", v)
+	for k, what := range map[string]string{"FAULT_ERROR_RATE": "answered 500", "FAULT_BODY_RATE": "whose successful answer loses its body"} {
+		if v := get(k, ""); v != "" {
+			if f, err := strconv.ParseFloat(v, 64); err != nil || !(f >= 0 && f <= 1) {
+				return fmt.Errorf("%s=%q must be a number from 0 to 1 (the share of matching requests %s)", k, v, what)
+			}
+			env[k] = v
 		}
-		env["FAULT_ERROR_RATE"] = v
 	}
 	if v := get("FAULT_ROUTE", ""); v != "" {
 		for _, r := range strings.Split(v, ",") {
@@ -425,3 +526,10 @@ func loadFaults(get func(k, def string) string, env map[string]string) error {
 }
 
 var faultRouteRE = regexp.MustCompile(`^[A-Z]+( /[^$]*\$?)?$`)
+
+func get3m(v string) string {
+	if v == "" {
+		return "3m"
+	}
+	return v
+}

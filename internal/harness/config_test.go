@@ -54,7 +54,7 @@ func TestTiersFoundByGlob(t *testing.T) {
 func TestBadInput(t *testing.T) {
 	root := fakeRepo(t, "k6/api/list_certificates.js")
 	for _, c := range []struct{ env, want string }{
-		{"TIER=nope", `TIER="nope": unknown tier "nope"; known tiers: api (or default: api,connector; all: every tier but scale)`},
+		{"TIER=nope", `TIER="nope": unknown tier "nope"; known tiers: api (or default: api,connector; all: every tier but scale and limiter)`},
 		{"DURATION=5", `DURATION="5" is not a duration`},
 		{"DURATION=0s", `DURATION="0s" is not a duration`},
 		{"DURATION=1m30", `DURATION="1m30" is not a duration`},
@@ -154,6 +154,48 @@ func TestVerdict(t *testing.T) {
 	} {
 		if got := verdict(runs(c.codes...)); got != c.want {
 			t.Errorf("%v: %d, want %d", c.codes, got, c.want)
+		}
+	}
+}
+
+// The limiter tier runs alone, with certctl's limiter on; `all` leaves it out.
+func TestLimiterTier(t *testing.T) {
+	root := fakeRepo(t, "k6/api/a.js", "k6/limiter/acme_rate_limit.js", "k6/scale/c.js")
+	c, err := Load(root, env("TIER=limiter"), now)
+	if err != nil || c.Env["CERTCTL_RATE_LIMIT_ENABLED"] != "true" {
+		t.Errorf("TIER=limiter: limiter %q, %v", c.Env["CERTCTL_RATE_LIMIT_ENABLED"], err)
+	}
+	c, err = Load(root, env("TIER=all"), now)
+	if got := strings.Join(c.Tiers, ","); err != nil || got != "api" || c.Env["CERTCTL_RATE_LIMIT_ENABLED"] != "false" {
+		t.Errorf("TIER=all: %q limiter %q %v: limiter and scale are left out", got, c.Env["CERTCTL_RATE_LIMIT_ENABLED"], err)
+	}
+	for _, e := range []struct{ env, want string }{
+		{"TIER=api,limiter", "the limiter tier runs alone"},
+		{"TIER=limiter CERTCTL_RATE_LIMIT_ENABLED=false", "measures certctl with its rate limiter on"},
+	} {
+		if _, err := Load(root, env(strings.Fields(e.env)...), now); err == nil || !strings.Contains(err.Error(), e.want) {
+			t.Errorf("%s: %v, want %q", e.env, err, e.want)
+		}
+	}
+}
+
+// The bulk-renewal pool covers one pass at the configured rate, duration and batch, never less than the
+// registry's default; a given SEED_BULK_CERTS wins.
+func TestBulkPoolSizedForOnePass(t *testing.T) {
+	root := fakeRepo(t, "k6/scale/bulk_renewal.js", "k6/scale/agent_storm.js")
+	for _, c := range []struct {
+		env  string
+		want string
+	}{
+		{"TIER=scale", "75000"},
+		{"TIER=scale DURATION=10s", KnobDefault("SEED_BULK_CERTS")},
+		{"TIER=scale DURATION=2m RATE_BULK_RENEWAL=10 BATCH_SIZE=100", "120000"},
+		{"TIER=scale SEED_BULK_CERTS=500", "500"},
+		{"TIER=scale SCENARIOS=agent_storm", ""},
+	} {
+		cfg, err := Load(root, env(strings.Fields(c.env)...), now)
+		if err != nil || cfg.Env["SEED_BULK_CERTS"] != c.want {
+			t.Errorf("%s: SEED_BULK_CERTS %q %v, want %q", c.env, cfg.Env["SEED_BULK_CERTS"], err, c.want)
 		}
 	}
 }

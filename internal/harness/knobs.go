@@ -1,54 +1,130 @@
 package harness
 
-// Knob is one environment variable the harness reads. docs/configuration.md renders this table, and a
-// test fails when the code reads a variable the table does not list.
+import (
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// Knob is one environment variable the harness reads. This registry is the one place a knob's default
+// lives: `make docs` renders docs/configuration.md, README.md's common knobs, `make help` and the
+// defaults k6 reads (k6/lib/knobs.js) from it, and tests in internal/docs fail when docker-compose.yml,
+// .env, the seeds or a script fall back to another value.
 type Knob struct {
-	Name    string
-	Type    string
+	Name string // a <PLACEHOLDER> stands for a family: RATE_<SCENARIO>
+	Type string
+	// Default is the literal every reader falls back to when the variable is unset or empty; "" when
+	// there is none, and then Note says what happens instead.
 	Default string
-	Read    string // who reads it: loadtest, k6, compose, seed, fault-proxy
-	Doc     string
+	// Note is the default in words when it is not one literal ("the scenario's", "generated per run"),
+	// or PinnedInEnv for an image .env pins. With Default set too, it says who does not use Default.
+	Note   string
+	Read   string // who reads it: loadtest, k6, compose, seed, fault-proxy
+	Doc    string
+	Common bool // also in README.md's short table and `make help`
+}
+
+// PinnedInEnv is the Note of the image knobs: their value is in .env and nowhere else.
+const PinnedInEnv = "pinned in `.env`"
+
+// ReadBy reports whether reader (k6, compose, …) reads the knob.
+func (k Knob) ReadBy(reader string) bool {
+	for _, r := range strings.Split(k.Read, ", ") {
+		if r == reader {
+			return true
+		}
+	}
+	return false
 }
 
 // Knobs lists every variable, in the order the configuration page shows them.
 var Knobs = []Knob{
-	{"TIER", "comma list", "default", "loadtest", "Tiers to run: folders of `k6/` (`api`, `connector`, `acme`, `scale`); `default` is `api,connector`, `all` every tier but `scale`."},
-	{"SCENARIOS", "comma list", "all of the tiers'", "loadtest", "Only these scenarios of the selected tiers (file names under `k6/<tier>/`)."},
-	{"DURATION", "duration", "5m", "loadtest, k6", "Length of every scenario, in k6's syntax (`30s`, `1m30s`)."},
-	{"RATE_<SCENARIO>", "integer", "the scenario's", "k6", "Iterations per time unit of an arrival-rate scenario (per second; per minute for the connector tier), e.g. `RATE_LIST_CERTIFICATES=20`."},
-	{"VUS_<SCENARIO>", "integer", "the scenario's", "k6", "VUs of a constant-VU scenario, e.g. `VUS_ACME_BURST=50`."},
-	{"PRE_VUS", "integer", "the scenario's", "k6", "VUs allocated before the start of every arrival-rate scenario (VUs added mid-run start late)."},
-	{"MAX_VUS", "integer", "the scenario's", "k6", "Cap on VUs for every scenario; with a slow server, a low cap shows as dropped iterations."},
-	{"REQUEST_TIMEOUT", "duration", "10s", "k6", "Per-request timeout; kept under the scenarios' 15 s graceful stop so a hung request counts as failed."},
-	{"EXPECT_TLS_VERSION", "tls1.2 \\| tls1.3", "tls1.3", "k6", "TLS version the connector checks require."},
-	{"CONNECTOR_<TYPE>_URL", "URL", "https://<type>/", "k6", "Where a connector target is served (`NGINX`, `APACHE`, `HAPROXY`, `F5`)."},
-	{"BATCH_SIZE", "1–500", "50", "k6", "Certificate ids per bulk-renew request."},
-	{"SEED_BULK_CERTS", "integer", "10000", "seed", "Certificates `seed/01_bulk_renewal_certs.sql` writes (scale tier)."},
-	{"SEED_AGENTS", "integer", "5000", "seed", "Agents `seed/02_agent_fleet.sql` writes (scale tier)."},
-	{"SEED_DIR", "directory", "seed/", "compose", "Fixtures the scale seeder applies, `*.sql` in lexical order."},
-	{"IMAGES", "upstream \\| offline", "upstream", "loadtest", "`offline` switches every image to the stand-ins `make images` builds (`images/offline.env`)."},
-	{"CERTCTL_IMAGE", "image", "ghcr.io/certctl-io/certctl-server:v2.1.7", "compose", "The certctl server image (pinned in `.env`)."},
-	{"CERTCTL_DIST", "directory", "unset", "loadtest", "A certctl build (`server`, `agent`, `migrations/`, `LICENSE`): `loadtest run` packages it into `certctl-loadtest/certctl-server:<folder>-local` (`images/certctl/build.sh`) and runs that instead of `CERTCTL_IMAGE`."},
-	{"IMAGE_POSTGRES, IMAGE_K6, IMAGE_OPENSSL, IMAGE_NGINX, IMAGE_HTTPD, IMAGE_HAPROXY", "image", "see `.env`", "compose", "The other images, pinned in `.env`."},
-	{"IMAGE_F5, IMAGE_FAULT_PROXY", "image", "see `.env`", "compose", "Tags of our own images, built from `cmd/f5-standin/Dockerfile` and `cmd/fault-proxy/Dockerfile`."},
-	{"IMAGE_GOLANG, IMAGE_BASE", "image", "golang:1.26.8-alpine, alpine:3.19", "compose", "Build and runtime bases of our own images and of a packaged certctl build."},
-	{"PULL_POLICY", "never \\| missing \\| always", "missing", "compose", "Compose's pull policy for upstream images; `never` also stops `loadtest run` from pulling a missing one."},
-	{"CERTCTL_RATE_LIMIT_ENABLED", "boolean", "false", "compose", "certctl's per-IP limiter (50 rps, burst 100, before auth): on, it throttles the load generator itself."},
-	{"CERTCTL_LOG_LEVEL", "string", "warn", "compose", "certctl's log level."},
-	{"CERTCTL_TOKEN", "string", "generated per run", "loadtest, compose, k6", "certctl's admin API key; also the agent bootstrap token. Redacted in `run.json`."},
-	{"CLIENT_TOKEN", "string", "CERTCTL_TOKEN", "k6", "The key k6 sends, when it must differ from the server's (tests of a wrong token)."},
-	{"CERTCTL_CONFIG_ENCRYPTION_KEY", "string ≥ 32 bytes", "generated per run", "compose", "certctl's key for database-stored issuer configuration. Redacted."},
-	{"CERTCTL_URL", "URL", "https://certctl-server:8443", "k6", "certctl as k6 reaches it inside the stack."},
-	{"LT_TEAM_ID, LT_OWNER_ID, LT_POLICY_ID, LT_ISSUER_ID, LT_PROFILE_ID", "id", "lt-team, lt-owner, lt-policy, lt-issuer-local, lt-profile", "compose, seed, k6", "Ids of the base rows `seed/00_base.sql` writes and every scenario references."},
-	{"TLS_NAMES", "names", "certctl-server certctl-faults localhost", "compose", "Names on certctl's server certificate (the fault proxy serves the same one). Without `localhost` the healthcheck cannot verify it: the tests use that for a server that never turns healthy."},
-	{"STARTER_NAMES", "names", "nginx apache haproxy f5 localhost", "compose", "Names on the connector targets' starter certificate."},
-	{"SPOTCHECK_CSR_DIR", "directory", "/tls/ari", "k6", "Where `k6/spotcheck/bulk_revoke.js` reads its CSRs (`1.csr`, `2.csr`, …, reused in turn), when run outside the stack."},
-	{"ARI_CSRS", "integer", "8", "compose", "CSRs `tls-init` writes for the certificates renewal-info asks about."},
-	{"START_TIMEOUT", "duration", "120s", "loadtest", "How long the stack may take to become healthy."},
-	{"RESULTS_DIR", "directory", "results", "loadtest", "Where run directories go; `latest` points at the newest."},
-	{"RUN_ID", "[a-z0-9-]{1,40}", "UTC time + random", "loadtest", "Name of the run directory and of the compose project (`certctl-lt-<run id>`)."},
-	{"COMPOSE_PROJECT_NAME", "string", "certctl-lt-<run id>", "loadtest", "The compose project of the run."},
-	{"FAULT_LATENCY", "duration", "unset", "loadtest, fault-proxy", "Put the fault proxy (`cmd/fault-proxy`) between k6 and certctl and delay the matching requests by this much."},
-	{"FAULT_ERROR_RATE", "0–1", "unset", "loadtest, fault-proxy", "Share of matching requests the fault proxy answers 500 itself, in certctl's error shape."},
-	{"FAULT_ROUTE", "routes", "all but /health, /ready", "loadtest, fault-proxy", "Which requests the faults hit: `METHOD /path-prefix`, a trailing `$` for an exact path, comma-separated (`GET /api/v1/certificates$,POST`)."},
+	{Name: "TIER", Type: "comma list", Default: "default", Read: "loadtest", Common: true, Doc: "Tiers to run: folders of `k6/` (`api`, `connector`, `acme`, `scale`, `limiter`); `default` is `api,connector`, `all` every tier but `scale` and `limiter` (which runs alone, with certctl's rate limiter on)."},
+	{Name: "SCENARIOS", Type: "comma list", Note: "all of the tiers'", Read: "loadtest", Common: true, Doc: "Only these scenarios of the selected tiers (file names under `k6/<tier>/`), e.g. `SCENARIOS=list_certificates`."},
+	{Name: "DURATION", Type: "duration", Default: "5m", Read: "loadtest, k6, compose", Common: true, Doc: "Length of every scenario, in k6's syntax (`30s`, `1m30s`)."},
+	{Name: "RATE_<SCENARIO>", Type: "integer", Note: "the scenario's", Read: "k6", Common: true, Doc: "Iterations per time unit of an arrival-rate scenario (per second; per minute for the connector tier), e.g. `RATE_LIST_CERTIFICATES=20`."},
+	{Name: "VUS_<SCENARIO>", Type: "integer", Note: "the scenario's", Read: "k6", Doc: "VUs of a constant-VU scenario, e.g. `VUS_ACME_BURST=50`."},
+	{Name: "PRE_VUS", Type: "integer", Note: "the scenario's", Read: "k6", Doc: "VUs allocated before the start of every arrival-rate scenario (VUs added mid-run start late)."},
+	{Name: "MAX_VUS", Type: "integer", Note: "the scenario's", Read: "k6", Doc: "Cap on VUs for every scenario; with a slow server, a low cap shows as dropped iterations."},
+	{Name: "REQUEST_TIMEOUT", Type: "duration", Default: "10s", Read: "k6", Doc: "Per-request timeout; kept under the scenarios' 15 s graceful stop so a hung request counts as failed."},
+	{Name: "EXPECT_TLS_VERSION", Type: "tls1.2 \\| tls1.3", Default: "tls1.3", Read: "k6", Doc: "TLS version the connector checks require."},
+	{Name: "CONNECTOR_<TYPE>_URL", Type: "URL", Default: "https://<type>/", Read: "k6", Doc: "Where a connector target is served (`NGINX`, `APACHE`, `HAPROXY`, `F5`)."},
+	{Name: "BATCH_SIZE", Type: "1–500", Default: "50", Read: "loadtest, k6", Doc: "Certificate ids per bulk-renew request."},
+	{Name: "SEED_BULK_CERTS", Type: "integer", Default: "10000", Read: "loadtest, compose, seed", Common: true, Doc: "Certificates `seed/01_bulk_renewal_certs.sql` writes (scale tier). Unset, when `bulk_renewal` runs: enough for one pass without revisiting a certificate (its rate × `DURATION` × `BATCH_SIZE`: 75000 at the defaults), at least this default. `1000000` for a large-fleet rehearsal."},
+	{Name: "SEED_AGENTS", Type: "integer", Default: "5000", Read: "loadtest, compose, seed", Common: true, Doc: "Agents `seed/02_agent_fleet.sql` writes (scale tier)."},
+	{Name: "SEED_DIR", Type: "directory", Default: "./seed", Read: "loadtest, compose", Doc: "Fixtures the scale seeder applies, `*.sql` in lexical order."},
+	{Name: "IMAGES", Type: "upstream \\| offline", Default: "upstream", Read: "loadtest", Common: true, Doc: "`offline` switches every image to the stand-ins `make images` builds (`images/offline.env`)."},
+	{Name: "CERTCTL_IMAGE", Type: "image", Note: PinnedInEnv, Read: "compose", Common: true, Doc: "The certctl server image."},
+	{Name: "CERTCTL_DIST", Type: "directory", Note: "unset", Read: "loadtest", Common: true, Doc: "A certctl build (`server`, `agent`, `migrations/`, `LICENSE`): `loadtest run` packages it into `certctl-loadtest/certctl-server:<folder>-local` (`images/certctl/build.sh`) and runs that instead of `CERTCTL_IMAGE`."},
+	{Name: "IMAGE_POSTGRES", Type: "image", Note: PinnedInEnv, Read: "compose", Doc: "PostgreSQL, certctl's database; also runs the seeders' psql."},
+	{Name: "IMAGE_K6", Type: "image", Note: PinnedInEnv, Read: "compose", Doc: "k6, one container per scenario."},
+	{Name: "IMAGE_OPENSSL", Type: "image", Note: PinnedInEnv, Read: "compose", Doc: "OpenSSL with a shell, for the one-shot `tls-init` (`fixtures/tls-init.sh`)."},
+	{Name: "IMAGE_NGINX", Type: "image", Note: PinnedInEnv, Read: "compose", Doc: "The nginx connector target."},
+	{Name: "IMAGE_HTTPD", Type: "image", Note: PinnedInEnv, Read: "compose", Doc: "The Apache httpd connector target."},
+	{Name: "IMAGE_HAPROXY", Type: "image", Note: PinnedInEnv, Read: "compose", Doc: "The HAProxy connector target."},
+	{Name: "IMAGE_F5", Type: "image", Note: PinnedInEnv, Read: "compose", Doc: "Tag of our F5 BIG-IP stand-in, built from `cmd/f5-standin/Dockerfile`."},
+	{Name: "IMAGE_FAULT_PROXY", Type: "image", Note: PinnedInEnv, Read: "compose", Doc: "Tag of our fault proxy, built from `cmd/fault-proxy/Dockerfile`."},
+	{Name: "IMAGE_GOLANG", Type: "image", Note: PinnedInEnv, Read: "compose", Doc: "Build stage of our own images."},
+	{Name: "IMAGE_BASE", Type: "image", Note: PinnedInEnv, Read: "compose", Doc: "Runtime base of our own images and of a packaged certctl build."},
+	{Name: "PULL_POLICY", Type: "never \\| missing \\| always", Default: "missing", Read: "loadtest, compose", Doc: "Compose's pull policy for upstream images; `never` also stops `loadtest run` from pulling a missing one."},
+	{Name: "CERTCTL_RATE_LIMIT_ENABLED", Type: "boolean", Default: "false", Read: "loadtest, compose", Common: true, Doc: "certctl's per-IP limiter (50 rps, burst 100, before auth): on, it throttles the load generator itself. The `limiter` tier turns it on and refuses `false`."},
+	{Name: "CERTCTL_SCHEDULER_RENEWAL_CHECK_INTERVAL", Type: "duration", Default: "1h", Read: "loadtest, compose", Doc: "How often certctl's scheduler scans for certificates due for renewal. `loadtest spotcheck` sets `3m` when unset: the `tick_renewal_scan` check waits for a scan."},
+	{Name: "CERTCTL_LOG_LEVEL", Type: "string", Default: "warn", Read: "compose", Doc: "certctl's log level."},
+	{Name: "CERTCTL_TOKEN", Type: "string", Note: "generated per run", Read: "loadtest, compose, k6", Doc: "certctl's admin API key; also the agent bootstrap token. Redacted in `run.json`."},
+	{Name: "CLIENT_TOKEN", Type: "string", Note: "`CERTCTL_TOKEN`", Read: "loadtest, compose", Doc: "The key k6 sends, when it must differ from the server's (tests of a wrong token)."},
+	{Name: "CERTCTL_CONFIG_ENCRYPTION_KEY", Type: "string ≥ 32 bytes", Note: "generated per run", Read: "loadtest, compose", Doc: "certctl's key for database-stored issuer configuration. Redacted."},
+	{Name: "CERTCTL_URL", Type: "URL", Default: "https://certctl-server:8443", Read: "compose, k6", Doc: "certctl as k6 reaches it inside the stack."},
+	{Name: "LT_TEAM_ID", Type: "id", Default: "lt-team", Read: "compose, seed, k6", Doc: "Team every seeded and created row belongs to (`seed/00_base.sql`)."},
+	{Name: "LT_OWNER_ID", Type: "id", Default: "lt-owner", Read: "compose, seed, k6", Doc: "Owner of the seeded and created certificates."},
+	{Name: "LT_POLICY_ID", Type: "id", Default: "lt-policy", Read: "compose, seed, k6", Doc: "Renewal policy (30-day window) of the seeded and created certificates."},
+	{Name: "LT_ISSUER_ID", Type: "id", Default: "lt-issuer-local", Read: "compose, seed, k6", Doc: "Local CA issuer every scenario issues from."},
+	{Name: "LT_PROFILE_ID", Type: "id", Default: "lt-profile", Read: "compose, seed, k6", Doc: "Certificate profile; also certctl's default ACME profile."},
+	{Name: "TLS_NAMES", Type: "names", Default: "certctl-server certctl-faults localhost", Read: "compose", Doc: "Names on certctl's server certificate (the fault proxy serves the same one). Without `localhost` the healthcheck cannot verify it: the tests use that for a server that never turns healthy."},
+	{Name: "STARTER_NAMES", Type: "names", Default: "nginx apache haproxy f5 localhost", Read: "compose", Doc: "Names on the connector targets' starter certificate."},
+	{Name: "SPOTCHECK_CSR_DIR", Type: "directory", Default: "/tls/ari", Read: "k6", Doc: "Where `k6/spotcheck/bulk_revoke.js` reads its CSRs (`1.csr`, `2.csr`, …, reused in turn), when run outside the stack."},
+	{Name: "ARI_CSRS", Type: "integer", Default: "8", Read: "compose", Doc: "CSRs `tls-init` writes for the certificates renewal-info asks about."},
+	{Name: "START_TIMEOUT", Type: "duration", Default: "120s", Read: "loadtest", Doc: "How long the stack may take to become healthy."},
+	{Name: "RESULTS_DIR", Type: "directory", Default: "results", Read: "loadtest, k6", Doc: "Where run directories go (relative to the repository); `latest` points at the newest."},
+	{Name: "RUN_ID", Type: "[a-z0-9-]{1,40}", Default: "manual", Note: "`loadtest run`: UTC time + random", Read: "loadtest, compose, k6", Doc: "Name of the run directory and of the compose project (`certctl-lt-<run id>`)."},
+	{Name: "COMPOSE_PROJECT_NAME", Type: "string", Note: "certctl-lt-<run id>", Read: "loadtest", Doc: "The compose project of the run."},
+	{Name: "FAULT_LATENCY", Type: "duration", Default: "0s", Note: "unset: no fault proxy", Read: "loadtest, fault-proxy", Common: true, Doc: "Put the fault proxy (`cmd/fault-proxy`) between k6 and certctl and delay the matching requests by this much."},
+	{Name: "FAULT_ERROR_RATE", Type: "0–1", Default: "0", Note: "unset: no fault proxy", Read: "loadtest, fault-proxy", Common: true, Doc: "Share of matching requests the fault proxy answers 500 itself, in certctl's error shape."},
+	{Name: "FAULT_BODY_RATE", Type: "0–1", Default: "0", Note: "unset: no fault proxy", Read: "loadtest, fault-proxy", Doc: "Share of matching requests whose successful answer the fault proxy passes on with an empty JSON body (`{}`), status and headers kept: only a check of the body notices."},
+	{Name: "FAULT_ROUTE", Type: "routes", Note: "all but /health, /ready", Read: "loadtest, fault-proxy", Common: true, Doc: "Which requests the faults hit: `METHOD /path-prefix`, a trailing `$` for an exact path, comma-separated (`GET /api/v1/certificates$,POST`)."},
+}
+
+// KnobDefault is the literal default of a knob. It panics for a name the registry does not hold or
+// that has no literal default: that is a mistake in the code, and every test that loads a config
+// finds it.
+func KnobDefault(name string) string {
+	for _, k := range Knobs {
+		if k.Name == name {
+			if k.Default == "" {
+				panic(fmt.Sprintf("harness: knob %s has no literal default (%s)", name, k.Note))
+			}
+			return k.Default
+		}
+	}
+	panic("harness: no knob " + name + " in Knobs")
+}
+
+// LookupKnob finds the knob a variable belongs to: RATE_LIST_CERTIFICATES is RATE_<SCENARIO>.
+func LookupKnob(variable string) (Knob, bool) {
+	for _, k := range Knobs {
+		if k.Name == variable || (strings.Contains(k.Name, "<") && k.pattern().MatchString(variable)) {
+			return k, true
+		}
+	}
+	return Knob{}, false
+}
+
+var placeholder = regexp.MustCompile(`<[A-Z]+>`)
+
+// pattern matches the variables of a family: RATE_<SCENARIO> matches RATE_ and one or more of A-Z0-9_.
+func (k Knob) pattern() *regexp.Regexp {
+	parts := placeholder.Split(k.Name, -1)
+	for i, p := range parts {
+		parts[i] = regexp.QuoteMeta(p)
+	}
+	return regexp.MustCompile("^" + strings.Join(parts, "[A-Z0-9_]+") + "$")
 }

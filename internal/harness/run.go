@@ -37,97 +37,114 @@ func (r *Runner) logf(format string, a ...any) {
 // Run executes the whole run and returns the process exit code. Whatever happens after the run
 // directory exists, run.json, summary.json and summary.txt are written before it returns.
 func (r *Runner) Run(ctx context.Context) int {
-	cfg := r.Cfg
-	compose := Compose{Cfg: cfg, Exec: r.Exec, Env: r.Env}
+	compose := Compose{Cfg: r.Cfg, Exec: r.Exec, Env: r.Env}
 	run := report.Run{
-		RunID: cfg.RunID, StartedAt: r.Now().UTC(), Command: r.Command, Tiers: cfg.Tiers,
-		Config: cfg.Redacted(), Host: r.host(ctx),
+		RunID: r.Cfg.RunID, StartedAt: r.Now().UTC(), Command: r.Command, Tiers: r.Cfg.Tiers,
+		Config: r.Cfg.Redacted(), Host: r.host(ctx),
 	}
 
 	// Checks that need no stack: bad input and a missing image fail here, in seconds.
-	if code, err := r.preflight(ctx, &compose, &run); err != nil {
+	svcs, code, err := r.preflight(ctx, &compose, &run)
+	if err != nil {
 		r.logf("%v", err)
 		return code
 	}
-	dir := cfg.RunDir()
-	var extraDirs []string
-	if cfg.Spotcheck {
-		extraDirs = append(extraDirs, "spotchecks") // each spot check's own record (k6/spotcheck)
-	}
-	if err := makeRunDir(dir, extraDirs...); err != nil {
+	dir := r.Cfg.RunDir()
+	if err := makeRunDir(dir, r.extraK6Dirs()...); err != nil {
 		r.logf("cannot create the results directory: %v", err)
 		return ExitEnvironment
 	}
-	run.Images, _ = compose.ServiceImages(ctx)
+	run.Images = svcs.Images()
+	run.ImagePins = ImagePins(r.Cfg.Root, r.Cfg.Offline, compose.Env)
 
-	finish := func(code int, problem string) int {
-		run.EndedAt = r.Now().UTC()
-		run.DurationS = run.EndedAt.Sub(run.StartedAt).Round(time.Millisecond).Seconds()
-		run.ExitCode = code
-		run.Error = problem
-		if err := writeJSON(filepath.Join(dir, "run.json"), run); err != nil {
-			r.logf("writing run.json: %v", err)
-		}
-		s, err := report.Load(dir)
-		if err == nil {
-			err = report.Write(dir, s)
-		}
-		if err != nil {
-			r.logf("writing the summary: %v", err)
-		} else {
-			fmt.Fprint(r.Stdout, "\n"+report.Text(s))
-		}
-		updateLatest(cfg.ResultsDir, cfg.RunID)
-		r.logf("results in %s", dir)
-		return code
-	}
-
-	// From here on the stack may exist: tear it down whatever happens.
-	defer func() {
-		logf, err := os.Create(filepath.Join(dir, "logs", "down.log"))
-		if err == nil {
-			defer logf.Close()
-		}
-		var w io.Writer = io.Discard
-		if logf != nil {
-			w = logf
-		}
-		if err := compose.Down(w); err != nil {
-			r.logf("tearing the stack down failed (%v): run `docker compose -p %s down -v`", err, cfg.Project)
-		}
-	}()
-
-	if cfg.Spotcheck {
-		r.logf("run %s: spot checks against %s, one at a time; starting the stack", cfg.RunID, run.Certctl.Image)
-	} else {
-		r.logf("run %s: tiers %s against %s, %s per scenario; starting the stack", cfg.RunID, strings.Join(cfg.Tiers, ","), run.Certctl.Image, cfg.Duration)
-	}
-	if problem := r.up(ctx, compose, dir, &run); problem != "" {
-		r.logf("%s", problem)
-		r.saveStackLogs(compose, dir)
-		return finish(ExitEnvironment, problem)
-	}
-	if problem := r.upTierServices(ctx, compose, dir, &run); problem != "" {
-		r.logf("%s", problem)
-		r.saveStackLogs(compose, dir)
-		return finish(ExitEnvironment, problem)
+	// From here on the stack may exist: tear it down whatever happens, after the summary is written.
+	defer r.tearDown(compose, dir)
+	if problem := r.startStack(ctx, compose, svcs, dir, &run); problem != "" {
+		return r.writeSummary(dir, &run, ExitEnvironment, problem)
 	}
 	run.K6Version = r.k6Version(ctx, compose)
-
 	run.Scenarios = r.runScenarios(ctx, compose, dir)
 	r.saveStackLogs(compose, dir)
 	if ctx.Err() != nil {
-		return finish(130, "interrupted")
+		return r.writeSummary(dir, &run, ExitInterrupted, "interrupted")
 	}
-	code := verdict(run.Scenarios)
-	for i, sc := range run.Scenarios {
+	return r.writeSummary(dir, &run, collect(dir, run.Scenarios), "")
+}
+
+// extraK6Dirs are the run directory's folders k6 writes to besides the ones every run has.
+func (r *Runner) extraK6Dirs() []string {
+	if r.Cfg.Spotcheck {
+		return []string{"spotchecks"} // each spot check's own record (k6/spotcheck)
+	}
+	return nil
+}
+
+// startStack brings up certctl and what it depends on, then the services of the selected tiers. It
+// returns a sentence on failure, once the stack's logs are saved.
+func (r *Runner) startStack(ctx context.Context, compose Compose, svcs Services, dir string, run *report.Run) string {
+	if r.Cfg.Spotcheck {
+		r.logf("run %s: spot checks against %s, one at a time; starting the stack", r.Cfg.RunID, run.Certctl.Image)
+	} else {
+		r.logf("run %s: tiers %s against %s, %s per scenario; starting the stack", r.Cfg.RunID, strings.Join(r.Cfg.Tiers, ","), run.Certctl.Image, r.Cfg.Duration)
+	}
+	problem := r.up(ctx, compose, svcs, dir, run)
+	if problem == "" {
+		problem = r.upTierServices(ctx, compose, svcs, dir, run)
+	}
+	if problem != "" {
+		r.logf("%s", problem)
+		r.saveStackLogs(compose, dir)
+	}
+	return problem
+}
+
+// collect judges the scenarios by how their k6 processes ended and by the records they left.
+func collect(dir string, runs []report.ScenarioRun) int {
+	code := verdict(runs)
+	for i, sc := range runs {
 		if _, err := os.Stat(filepath.Join(dir, "scenarios", sc.Name+".json")); err != nil && code == ExitOK {
 			// k6 exits 0 even when handleSummary cannot write its file: no results is not a pass.
 			code = ExitNoResults
-			run.Scenarios[i].ExitCode = ExitNoResults
+			runs[i].ExitCode = ExitNoResults
 		}
 	}
-	return finish(code, "")
+	return code
+}
+
+// writeSummary finishes run.json with the verdict, renders summary.json and summary.txt from the run
+// directory, prints the text and points results/latest at the run. It returns code.
+func (r *Runner) writeSummary(dir string, run *report.Run, code int, problem string) int {
+	run.EndedAt = r.Now().UTC()
+	run.DurationS = run.EndedAt.Sub(run.StartedAt).Round(time.Millisecond).Seconds()
+	run.ExitCode = code
+	run.Error = problem
+	if err := writeJSON(filepath.Join(dir, "run.json"), run); err != nil {
+		r.logf("writing run.json: %v", err)
+	}
+	s, err := report.Load(dir)
+	if err == nil {
+		err = report.Write(dir, s)
+	}
+	if err != nil {
+		r.logf("writing the summary: %v", err)
+	} else {
+		fmt.Fprint(r.Stdout, "\n"+report.Text(s))
+	}
+	updateLatest(r.Cfg.ResultsDir, r.Cfg.RunID)
+	r.logf("results in %s", dir)
+	return code
+}
+
+// tearDown removes the stack, logging to logs/down.log; a failure leaves the command to run by hand.
+func (r *Runner) tearDown(compose Compose, dir string) {
+	var w io.Writer = io.Discard
+	if logf, err := os.Create(filepath.Join(dir, "logs", "down.log")); err == nil {
+		defer logf.Close()
+		w = logf
+	}
+	if err := compose.Down(w); err != nil {
+		r.logf("tearing the stack down failed (%v): run `docker compose -p %s down -v`", err, r.Cfg.Project)
+	}
 }
 
 // verdict combines the k6 exit codes: an error beats a breached threshold, which beats a pass.
@@ -149,35 +166,56 @@ func verdict(runs []report.ScenarioRun) int {
 	return code
 }
 
-func (r *Runner) preflight(ctx context.Context, compose *Compose, run *report.Run) (int, error) {
+// preflight checks the engine, the compose configuration and every image before anything starts, and
+// builds our own images. It returns the services of the resolved configuration.
+func (r *Runner) preflight(ctx context.Context, compose *Compose, run *report.Run) (Services, int, error) {
 	pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	var out, errb bytes.Buffer
-	code, err := r.Exec(pctx, Cmd{Name: "docker", Args: []string{"version", "--format", "{{.Server.Version}}"}, Env: r.Env, Stdout: &out, Stderr: &errb})
-	if err != nil || code != 0 {
-		return ExitEnvironment, fmt.Errorf("cannot reach the Docker engine (%s): start dockerd, or set DOCKER_HOST", firstLine(errb.String(), err))
-	}
-	out.Reset()
-	errb.Reset()
-	code, err = r.Exec(pctx, Cmd{Name: "docker", Args: []string{"compose", "version", "--short"}, Env: r.Env, Stdout: &out, Stderr: &errb})
-	if err != nil || code != 0 {
-		return ExitEnvironment, fmt.Errorf("the Docker Compose v2 plugin is missing (docker compose version: %s): install it, see README.md", firstLine(errb.String(), err))
+	if err := r.checkEngine(pctx); err != nil {
+		return nil, ExitEnvironment, err
 	}
 	if r.Cfg.Dist != "" {
 		if err := r.packageDist(ctx, compose); err != nil {
-			return ExitEnvironment, err
+			return nil, ExitEnvironment, err
 		}
 	}
 	if _, err := compose.Output(pctx, "--profile", "k6", "config", "--quiet"); err != nil {
-		return ExitBadInput, fmt.Errorf("the compose configuration is invalid: %v", err)
+		return nil, ExitBadInput, fmt.Errorf("the compose configuration is invalid: %v", err)
 	}
-	if err := r.buildOwnImages(ctx, *compose); err != nil {
-		return ExitEnvironment, err
+	svcs, err := compose.Services(ctx)
+	if err != nil {
+		return nil, ExitEnvironment, err
 	}
-	// The builds may take minutes: the remaining checks get their own 30 s.
-	qctx, qcancel := context.WithTimeout(ctx, 30*time.Second)
-	defer qcancel()
-	defer r.identifyCertctl(ctx, *compose, run)
+	if err := r.buildOwnImages(ctx, *compose, svcs); err != nil {
+		return nil, ExitEnvironment, err
+	}
+	defer r.identifyCertctl(ctx, *compose, svcs, run)
+	code, err := r.checkImages(ctx, *compose, run)
+	return svcs, code, err
+}
+
+// checkEngine makes sure a Docker engine answers and has the Compose v2 plugin.
+func (r *Runner) checkEngine(ctx context.Context) error {
+	var out, errb bytes.Buffer
+	code, err := r.Exec(ctx, Cmd{Name: "docker", Args: []string{"version", "--format", "{{.Server.Version}}"}, Env: r.Env, Stdout: &out, Stderr: &errb})
+	if err != nil || code != 0 {
+		return fmt.Errorf("cannot reach the Docker engine (%s): start dockerd, or set DOCKER_HOST", firstLine(errb.String(), err))
+	}
+	out.Reset()
+	errb.Reset()
+	code, err = r.Exec(ctx, Cmd{Name: "docker", Args: []string{"compose", "version", "--short"}, Env: r.Env, Stdout: &out, Stderr: &errb})
+	if err != nil || code != 0 {
+		return fmt.Errorf("the Docker Compose v2 plugin is missing (docker compose version: %s): install it, see README.md", firstLine(errb.String(), err))
+	}
+	return nil
+}
+
+// checkImages records the id of every image the run uses and pulls the missing ones, where pulling
+// is allowed; an image still missing fails the run before any container starts.
+func (r *Runner) checkImages(ctx context.Context, compose Compose, run *report.Run) (int, error) {
+	// The builds before may have taken minutes: these checks get their own 30 s.
+	qctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
 	imgs, err := compose.Images(qctx)
 	if err != nil {
 		return ExitBadInput, err
@@ -193,24 +231,11 @@ func (r *Runner) preflight(ctx context.Context, compose *Compose, run *report.Ru
 		}
 		run.ImageIDs[img] = strings.TrimSpace(id.String())
 	}
+	if len(missing) > 0 && !r.Cfg.Offline && r.pullAllowed() {
+		missing = r.pull(ctx, missing)
+	}
 	if len(missing) == 0 {
 		return ExitOK, nil
-	}
-	if !r.Cfg.Offline && r.pullAllowed() {
-		var still []string
-		for _, img := range missing {
-			r.logf("pulling %s", img)
-			lctx, lcancel := context.WithTimeout(ctx, 5*time.Minute)
-			c, _ := r.Exec(lctx, Cmd{Name: "docker", Args: []string{"pull", img}, Env: r.Env, Stdout: io.Discard, Stderr: io.Discard})
-			lcancel()
-			if c != 0 {
-				still = append(still, img)
-			}
-		}
-		missing = still
-		if len(missing) == 0 {
-			return ExitOK, nil
-		}
 	}
 	hint := "pull them, or on a machine without a registry run `make images` and add IMAGES=offline"
 	if r.Cfg.Offline {
@@ -218,6 +243,21 @@ func (r *Runner) preflight(ctx context.Context, compose *Compose, run *report.Ru
 	}
 	hint += "; CERTCTL_IMAGE names the certctl server image, or CERTCTL_DIST a certctl build to package"
 	return ExitEnvironment, fmt.Errorf("image(s) not available: %s: %s", strings.Join(missing, ", "), hint)
+}
+
+// pull pulls each image and returns the ones it could not.
+func (r *Runner) pull(ctx context.Context, imgs []string) []string {
+	var still []string
+	for _, img := range imgs {
+		r.logf("pulling %s", img)
+		lctx, lcancel := context.WithTimeout(ctx, 5*time.Minute)
+		c, _ := r.Exec(lctx, Cmd{Name: "docker", Args: []string{"pull", img}, Env: r.Env, Stdout: io.Discard, Stderr: io.Discard})
+		lcancel()
+		if c != 0 {
+			still = append(still, img)
+		}
+	}
+	return still
 }
 
 // packageDist turns the certctl build in CERTCTL_DIST into the images the stack runs
@@ -243,11 +283,7 @@ func (r *Runner) packageDist(ctx context.Context, compose *Compose) error {
 
 // buildOwnImages builds the images of ours the selected services use (a compose `build:` section: the F5
 // stand-in, the fault proxy) from their Dockerfiles, so a stock engine needs nothing but a registry.
-func (r *Runner) buildOwnImages(ctx context.Context, compose Compose) error {
-	svcs, err := compose.Services(ctx)
-	if err != nil {
-		return err
-	}
+func (r *Runner) buildOwnImages(ctx context.Context, compose Compose, svcs Services) error {
 	var own []string
 	for name, s := range svcs {
 		if len(s.Build) > 0 {
@@ -272,20 +308,20 @@ func (r *Runner) buildOwnImages(ctx context.Context, compose Compose) error {
 
 // identifyCertctl records which certctl ran by image reference and id: certctl's official images stamp no
 // version (docs/certctl-findings.md#no-version), so what the server reports is not enough.
-func (r *Runner) identifyCertctl(ctx context.Context, compose Compose, run *report.Run) {
+func (r *Runner) identifyCertctl(ctx context.Context, compose Compose, svcs Services, run *report.Run) {
 	for _, kv := range compose.Env {
 		if v, ok := strings.CutPrefix(kv, "CERTCTL_IMAGE="); ok {
 			run.Certctl.Image = v
 		}
 	}
-	if imgs, err := compose.ServiceImages(ctx); err == nil && imgs["certctl-server"] != "" {
-		run.Certctl.Image = imgs["certctl-server"]
+	if img := svcs[serverService].Image; img != "" {
+		run.Certctl.Image = img
 	}
 	run.Certctl.ImageID = run.ImageIDs[run.Certctl.Image]
 	run.Certctl.Build = r.Cfg.Dist
 	if r.Cfg.Faults {
 		var f []string
-		for _, k := range []string{"FAULT_LATENCY", "FAULT_ERROR_RATE", "FAULT_ROUTE"} {
+		for _, k := range FaultKnobs {
 			if v := r.Cfg.Env[k]; v != "" {
 				f = append(f, k+"="+v)
 			}
@@ -327,8 +363,9 @@ func (r *Runner) pullAllowed() bool {
 	return true
 }
 
-// up starts everything but k6 and waits for certctl to be healthy. It returns a sentence on failure.
-func (r *Runner) up(ctx context.Context, compose Compose, dir string, run *report.Run) string {
+// up starts certctl and everything it depends on (compose's depends_on) and waits for certctl to be
+// healthy. It returns a sentence on failure.
+func (r *Runner) up(ctx context.Context, compose Compose, svcs Services, dir string, run *report.Run) string {
 	logf, err := os.Create(filepath.Join(dir, "logs", "up.log"))
 	if err != nil {
 		return err.Error()
@@ -337,7 +374,7 @@ func (r *Runner) up(ctx context.Context, compose Compose, dir string, run *repor
 	secs := int(r.Cfg.StartTimeout.Seconds())
 	uctx, cancel := context.WithTimeout(ctx, r.Cfg.StartTimeout+30*time.Second)
 	defer cancel()
-	code, err := compose.Run(uctx, logf, logf, "up", "--detach", "--wait", "--wait-timeout", strconv.Itoa(secs), "certctl-server")
+	code, err := compose.Run(uctx, logf, logf, "up", "--detach", "--wait", "--wait-timeout", strconv.Itoa(secs), serverService)
 	states, _ := compose.States(context.Background())
 	// `up --wait` has been seen to return 0 with certctl-server still unhealthy: believe the state.
 	if err == nil && code == 0 && serverHealthy(states) {
@@ -347,20 +384,19 @@ func (r *Runner) up(ctx context.Context, compose Compose, dir string, run *repor
 		run.StackState = append(run.StackState, fmt.Sprintf("%s: %s %s exit %d", s.Service, s.State, s.Health, s.ExitCode))
 	}
 	// Name the first thing that went wrong, in start order, and show its log.
-	for _, svc := range []string{"postgres", "tls-init", "certctl-migrate", "seed-base", "certctl-server"} {
+	for _, svc := range svcs.StartOrder(serverService) {
 		for _, s := range states {
 			if s.Service != svc {
 				continue
 			}
 			failed := (s.State == "exited" && s.ExitCode != 0) || s.Health == "unhealthy" ||
-				(svc == "certctl-server" && s.Health != "healthy")
+				(svc == serverService && s.Health != "healthy")
 			if !failed {
 				continue
 			}
-			tail, _ := compose.Output(context.Background(), "logs", "--no-color", "--no-log-prefix", "--tail", "25", svc)
-			fmt.Fprintf(r.Stderr, "---- last lines of %s ----\n%s---- end of %s ----\n", svc, tail, svc)
-			if svc == "certctl-server" && s.State == "running" {
-				return fmt.Sprintf("certctl-server did not become healthy within %ds (START_TIMEOUT): its log is above and in %s", secs, filepath.Join(dir, "logs", "stack.log"))
+			r.showLog(compose, svc)
+			if svc == serverService && s.State == "running" {
+				return fmt.Sprintf("%s did not become healthy within %ds (START_TIMEOUT): its log is above and in %s", serverService, secs, filepath.Join(dir, "logs", "stack.log"))
 			}
 			return fmt.Sprintf("the stack did not start: %s %s (exit %d); its log is above and in %s", svc, s.State, s.ExitCode, filepath.Join(dir, "logs", "stack.log"))
 		}
@@ -368,18 +404,18 @@ func (r *Runner) up(ctx context.Context, compose Compose, dir string, run *repor
 	return fmt.Sprintf("the stack did not start (docker compose up exit %d): see %s", code, filepath.Join(dir, "logs", "up.log"))
 }
 
-// upTierServices starts the services of the selected tiers' profiles: the connector sidecars and the
-// scale seeder. A sidecar that does not come up is reported and left to fail its own scenario, so the
-// other targets still run; a required one (the seeder) failing stops the run before k6 starts.
-func (r *Runner) upTierServices(ctx context.Context, compose Compose, dir string, run *report.Run) string {
-	svcs, err := compose.Services(ctx)
-	if err != nil {
-		return err.Error()
+// upTierServices starts the services `up` left out, k6 aside: those of the selected tiers' profiles (the
+// connector sidecars, the scale seeder, the fault proxy). A sidecar that does not come up is reported
+// and left to fail its own scenario, so the other targets still run; a required one (the seeder)
+// failing stops the run before k6 starts.
+func (r *Runner) upTierServices(ctx context.Context, compose Compose, svcs Services, dir string, run *report.Run) string {
+	started := map[string]bool{k6Service: true}
+	for _, svc := range svcs.StartOrder(serverService) {
+		started[svc] = true
 	}
-	core := map[string]bool{"postgres": true, "tls-init": true, "certctl-migrate": true, "seed-base": true, "certctl-server": true, "k6": true}
 	var extra []string
 	for svc := range svcs {
-		if !core[svc] {
+		if !started[svc] {
 			extra = append(extra, svc)
 		}
 	}
@@ -400,15 +436,14 @@ func (r *Runner) upTierServices(ctx context.Context, compose Compose, dir string
 	}
 	states, _ := compose.States(context.Background())
 	for _, s := range states {
-		if _, ok := svcs[s.Service]; !ok || core[s.Service] {
+		if _, ok := svcs[s.Service]; !ok || started[s.Service] {
 			continue
 		}
 		required := svcs[s.Service].Labels[RequiredLabel] == "true"
 		switch {
 		case required && s.State == "exited" && s.ExitCode == 0:
 		case required:
-			tail, _ := compose.Output(context.Background(), "logs", "--no-color", "--no-log-prefix", "--tail", "25", s.Service)
-			fmt.Fprintf(r.Stderr, "---- last lines of %s ----\n%s---- end of %s ----\n", s.Service, tail, s.Service)
+			r.showLog(compose, s.Service)
 			return fmt.Sprintf("%s failed (%s, exit %d) before any load: its error is above; nothing was run", s.Service, s.State, s.ExitCode)
 		case s.State != "running" || (s.Health != "" && s.Health != "healthy"):
 			msg := fmt.Sprintf("%s is not up (%s %s): its scenarios will fail; the others run", s.Service, s.State, s.Health)
@@ -419,9 +454,15 @@ func (r *Runner) upTierServices(ctx context.Context, compose Compose, dir string
 	return ""
 }
 
+// showLog prints the last lines of a service's log, where its own error usually is.
+func (r *Runner) showLog(compose Compose, svc string) {
+	tail, _ := compose.Output(context.Background(), "logs", "--no-color", "--no-log-prefix", "--tail", "25", svc)
+	fmt.Fprintf(r.Stderr, "---- last lines of %s ----\n%s---- end of %s ----\n", svc, tail, svc)
+}
+
 func serverHealthy(states []ServiceState) bool {
 	for _, s := range states {
-		if s.Service == "certctl-server" {
+		if s.Service == serverService {
 			return s.State == "running" && s.Health == "healthy"
 		}
 	}
@@ -431,7 +472,7 @@ func serverHealthy(states []ServiceState) bool {
 func (r *Runner) k6Version(ctx context.Context, compose Compose) string {
 	vctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	out, err := compose.Output(vctx, "run", "--rm", "--no-deps", "-T", "k6", "version")
+	out, err := compose.Output(vctx, "run", "--rm", "--no-deps", "-T", k6Service, "version")
 	if err != nil {
 		return "unknown"
 	}
@@ -464,8 +505,10 @@ func (r *Runner) runScenarios(ctx context.Context, compose Compose, dir string) 
 			// The report holds one point per period and is empty for a run shorter than one.
 			"-e", "K6_WEB_DASHBOARD_PERIOD=2s",
 			"-e", "K6_WEB_DASHBOARD_EXPORT=/results/dashboard/"+sc.Name+".html",
-			"k6", "run", "--quiet", "--no-color", "--out", "json=/results/raw/"+sc.Name+".json.gz", "/"+sc.Path)
+			k6Service, "run", "--quiet", "--no-color", "--out", "json=/results/raw/"+sc.Name+".json.gz", "/"+sc.Path)
+		mu.Lock() // scenarios started before print their lines meanwhile
 		r.logf("scenario %s: k6 run %s", sc.Name, sc.Path)
+		mu.Unlock()
 		wg.Add(1)
 		go func(i int, sc Scenario) {
 			defer wg.Done()
@@ -483,7 +526,9 @@ func (r *Runner) runScenarios(ctx context.Context, compose Compose, dir string) 
 				code = ExitEnvironment
 			}
 			runs[i].ExitCode = code
+			mu.Lock() // the other scenarios' lines go to the same stderr
 			r.logf("scenario %s: k6 exited %d", sc.Name, code)
+			mu.Unlock()
 		}(i, sc)
 		if r.Cfg.Spotcheck {
 			wg.Wait() // spot checks are latency measurements, not load: one at a time

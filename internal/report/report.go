@@ -33,6 +33,7 @@ type Run struct {
 	Certctl    Certctl           `json:"certctl"`
 	Images     map[string]string `json:"images"`
 	ImageIDs   map[string]string `json:"image_ids"`
+	ImagePins  map[string]string `json:"image_pins,omitempty"` // image that ran in place of a .env pin → that pin
 	K6Version  string            `json:"k6_version"`
 	Host       Host              `json:"host"`
 	Config     map[string]string `json:"config"`
@@ -87,6 +88,7 @@ type Record struct {
 	ErrorRate         float64     `json:"error_rate"`
 	LatencyMetric     string      `json:"latency_metric"`
 	LatencyMS         Latency     `json:"latency_ms"`
+	IterationMS       *Latency    `json:"iteration_ms,omitempty"` // absent in records written before it was kept
 	Thresholds        []Threshold `json:"thresholds"`
 	ThresholdsOK      bool        `json:"thresholds_ok"`
 	VUs               struct {
@@ -105,6 +107,7 @@ type Record struct {
 
 type Latency struct {
 	Avg float64 `json:"avg"`
+	Min float64 `json:"min,omitempty"` // absent in records written before it was kept
 	P50 float64 `json:"p50"`
 	P90 float64 `json:"p90"`
 	P95 float64 `json:"p95"`

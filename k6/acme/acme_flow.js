@@ -3,7 +3,7 @@
 // (200 with a suggestedWindow expected) and a synthetic id (404 problem+json expected).
 import exec from 'k6/execution';
 import { defineScenario } from '../lib/scenario.js';
-import { acmeProbe, acmeIteration, loadCSRs } from '../lib/acme.js';
+import { acmeProbe, acmeIteration, loadCSRs, ACME_COUNTERS } from '../lib/acme.js';
 
 const s = defineScenario({
   name: 'acme_flow',
@@ -13,7 +13,7 @@ const s = defineScenario({
   // mid-run start late and drop iterations.
   load: { executor: 'constant-arrival-rate', rate: 100, preAllocatedVUs: 150, maxVUs: 400 },
   probe: acmeProbe(loadCSRs('/tls/ari', 8)),
-  counters: { ari_leading_zero_404: 'acme_ari_leading_zero_404', server_errors: 'acme_server_errors', rate_limit_shape_ok: 'acme_rate_limit_shape_ok', rate_limit_other: 'acme_rate_limit_other' },
+  counters: ACME_COUNTERS,
 });
 
 export const options = s.options;

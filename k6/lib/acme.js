@@ -4,24 +4,22 @@
 // answers /acme/* with a 200 HTML page (docs/certctl-findings.md#dashboard-mode).
 import http from 'k6/http';
 import { check } from 'k6';
-import { Counter, Rate } from 'k6/metrics';
+import { acmeServerErrors, acmeRateLimitShapeOK, acmeRateLimitOther, acmeARILeadingZero404 } from './metrics.js';
 import encoding from 'k6/encoding';
 import exec from 'k6/execution';
 import { probeCertctl } from './probe.js';
 import { ariCertID } from './der.js';
+import { setupParams, registerAgent, issueWithCSR } from './certctl.js';
 
 const B64URL = /^[A-Za-z0-9_-]+$/;
 
-// Every /acme response: 1 if it is a 5xx. k6 sets no server_error tag, so a threshold needs this.
-export const serverErrors = new Rate('acme_server_errors');
-// 429s: the shape RFC 8555 asks for, and any other (certctl's limiter answers text/plain:
-// docs/certctl-findings.md#rate-limiter).
-export const rateLimitShapeOK = new Counter('acme_rate_limit_shape_ok');
-export const rateLimitOther = new Counter('acme_rate_limit_other');
-// Renewal-info 404s for real certificates whose serial starts with a zero hex digit: certctl's known bug,
-// v2.1.7 and main alike (docs/certctl-findings.md#ari-leading-zero), counted apart so the figure is
-// visible and the cause is named.
-export const ariLeadingZero404 = new Counter('acme_ari_leading_zero_404');
+// What an ACME scenario records besides k6's own metrics (declared in metrics.js).
+export const ACME_COUNTERS = Object.freeze({
+  ari_leading_zero_404: acmeARILeadingZero404,
+  server_errors: acmeServerErrors,
+  rate_limit_shape_ok: acmeRateLimitShapeOK,
+  rate_limit_other: acmeRateLimitOther,
+});
 
 export function acmeBase(cfg) {
   return `${cfg.baseUrl}/acme/profile/${cfg.ids.profile}`;
@@ -49,11 +47,11 @@ function body(r) {
 }
 
 function account(r) {
-  serverErrors.add(r.status >= 500);
+  acmeServerErrors.add(r.status >= 500);
   if (r.status === 429) {
     const p = body(r);
     const ok = contentType(r) === 'application/problem+json' && !!p && p.type === 'urn:ietf:params:acme:error:rateLimited';
-    (ok ? rateLimitShapeOK : rateLimitOther).add(1);
+    (ok ? acmeRateLimitShapeOK : acmeRateLimitOther).add(1);
   }
   return r;
 }
@@ -93,7 +91,7 @@ export function renewalInfo(cfg, cert) {
   const expected = cert.leadingZero ? [200, 404] : [200];
   const r = account(http.get(`${acmeBase(cfg)}/renewal-info/${cert.id}`, params(cfg, 'renewal_info', expected, { ari: 'known' })));
   if (cert.leadingZero && r.status === 404) {
-    ariLeadingZero404.add(1);
+    acmeARILeadingZero404.add(1);
     return r;
   }
   check(r, {
@@ -103,6 +101,35 @@ export function renewalInfo(cfg, cert) {
     },
   });
   return r;
+}
+
+// newNonceLimited: new-nonce under certctl's rate limiter, where a 429 is an expected answer and must
+// have RFC 8555's shape (section 6.7: problem+json of type rateLimited). GET, not HEAD (section 7.2
+// allows both): a HEAD answer has no body in which to show the shape.
+export function newNonceLimited(cfg) {
+  const r = account(http.get(`${acmeBase(cfg)}/new-nonce`, params(cfg, 'nonce', [200, 204, 429])));
+  check(r, {
+    'limited nonce: a Replay-Nonce, or a 429 problem+json of type rateLimited': (x) => (x.status === 429
+      ? contentType(x) === 'application/problem+json' && !!body(x) && body(x).type === 'urn:ietf:params:acme:error:rateLimited'
+      : (x.status === 200 || x.status === 204) && B64URL.test(x.headers['Replay-Nonce'] || '')),
+  });
+  return r;
+}
+
+// limiterProbe: setup() of the rate-limit scenario. certctl's limiter is a server setting; without it
+// the scenario would measure nothing, so a burst proves it is on first.
+export function limiterProbe(cfg) {
+  const info = probeCertctl(cfg);
+  // The directory, not new-nonce: the limiter counts every request of a client, and faults a test puts
+  // on new-nonce must not slow this burst below the limit.
+  const url = `${acmeBase(cfg)}/directory`;
+  const p = { headers: { Authorization: `Bearer ${cfg.token}` }, timeout: '10s', tags: { phase: 'setup' }, responseCallback: http.expectedStatuses(200, 429) };
+  const answers = http.batch(Array.from({ length: 200 }, () => ['GET', url, null, p]));
+  const limited = answers.filter((r) => r.status === 429).length;
+  if (limited === 0) {
+    return exec.test.abort('200 directory requests at once met no 429: certctl\'s rate limiter is off (CERTCTL_RATE_LIMIT_ENABLED=true turns it on; make loadtest-limiter does)');
+  }
+  return Object.assign(info, { setup_burst: answers.length, setup_burst_429: limited });
 }
 
 // A well-formed ARI id that names no certificate: certctl must answer 404, not 400.
@@ -125,36 +152,17 @@ export function loadCSRs(dir, count) {
   return out;
 }
 
-// issueForARI issues one certificate per CSR through the agent CSR path (POST /api/v1/agents/{id}/csr,
-// docs/certctl-findings.md#agent-csr-path) and returns what renewal-info needs. Throws a sentence on the
-// first failure.
+// issueForARI issues one certificate per CSR through the agent CSR path and returns what
+// renewal-info needs. Throws a sentence on the first failure.
 export function issueForARI(cfg, csrs) {
-  const h = { Authorization: `Bearer ${cfg.token}`, 'Content-Type': 'application/json' };
-  const p = { headers: h, timeout: '30s', tags: { phase: 'setup' } };
-  const agent = http.post(`${cfg.baseUrl}/api/v1/agents`, JSON.stringify({
-    name: `lt-ari-${cfg.runId}`, hostname: `ari.${cfg.runId}.loadtest.example.com`, os: 'linux',
-    architecture: 'amd64', ip_address: '127.0.0.1', version: 'certctl-loadtest',
-  }), p);
-  if (agent.status !== 201) throw new Error(`registering the ARI agent answered HTTP ${agent.status}: ${String(agent.body).slice(0, 200)}`);
-  const agentID = agent.json().id;
-  const certs = [];
-  csrs.forEach((c, i) => {
+  const p = setupParams(cfg);
+  const agentID = registerAgent(cfg, `lt-ari-${cfg.runId}`, p);
+  return csrs.map((c, i) => {
     const id = `lt-ari-${cfg.runId}-${i}`;
-    const created = http.post(`${cfg.baseUrl}/api/v1/certificates`, JSON.stringify({
-      id, name: id, common_name: c.cn, sans: [c.cn], issuer_id: cfg.ids.issuer, owner_id: cfg.ids.owner,
-      team_id: cfg.ids.team, renewal_policy_id: cfg.ids.policy, certificate_profile_id: cfg.ids.profile, environment: 'loadtest',
-    }), p);
-    if (created.status !== 201) throw new Error(`creating ${id} answered HTTP ${created.status}: ${String(created.body).slice(0, 200)}`);
-    const signed = http.post(`${cfg.baseUrl}/api/v1/agents/${agentID}/csr`, JSON.stringify({ csr_pem: c.pem, certificate_id: id }), p);
-    if (signed.status !== 202) throw new Error(`the CSR for ${id} answered HTTP ${signed.status}: ${String(signed.body).slice(0, 200)}`);
-    // certctl answers 202 even when the issuer is not loaded and nothing was signed (docs/certctl-findings.md#agent-csr-path).
-    const versions = http.get(`${cfg.baseUrl}/api/v1/certificates/${id}/versions`, p);
-    const v = versions.status === 200 && versions.json().data && versions.json().data[0];
-    if (!v || !v.pem_chain) throw new Error(`certctl accepted the CSR for ${id} but issued nothing (no certificate version): is issuer ${cfg.ids.issuer} enabled and loaded?`);
+    const v = issueWithCSR(cfg, agentID, id, c, p);
     const ari = ariCertID(v.pem_chain);
-    certs.push({ known: true, id: ari.id, certificate_id: id, serial: v.serial_number, leadingZero: /^0/.test(v.serial_number) });
+    return { known: true, id: ari.id, certificate_id: id, serial: v.serial_number, leadingZero: /^0/.test(v.serial_number) };
   });
-  return certs;
 }
 
 // acmeProbe: setup() of the ACME scenarios. Probes certctl, then issues the certificates renewal-info

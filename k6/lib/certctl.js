@@ -3,7 +3,7 @@
 import http from 'k6/http';
 import { check } from 'k6';
 import exec from 'k6/execution';
-import { Counter } from 'k6/metrics';
+import { bulkRenewMatched, bulkRenewEnqueued, bulkRenewSkipped, bulkRenewFailed } from './metrics.js';
 
 function auth(cfg, extra) {
   return Object.assign(
@@ -12,7 +12,7 @@ function auth(cfg, extra) {
   );
 }
 
-function json(res) {
+export function json(res) {
   try {
     return res.json();
   } catch (_) {
@@ -85,12 +85,13 @@ export function seededIDs(cfg, collection, prefix) {
   return ids;
 }
 
-const bulkTotals = {
-  matched: new Counter('bulk_renew_matched'),
-  enqueued: new Counter('bulk_renew_enqueued'),
-  skipped: new Counter('bulk_renew_skipped'),
-  failed: new Counter('bulk_renew_failed'),
-};
+// What a bulk-renewal scenario records: certctl's totals, summed over the run.
+export const BULK_RENEW_COUNTERS = Object.freeze({
+  matched: bulkRenewMatched,
+  enqueued: bulkRenewEnqueued,
+  skipped: bulkRenewSkipped,
+  failed: bulkRenewFailed,
+});
 
 // bulkRenew sends explicit ids: a filter matches at most 50 certificates per call
 // (docs/certctl-findings.md#bulk-renew-filter-cap).
@@ -103,10 +104,10 @@ export function bulkRenew(cfg, ids) {
   });
   const b = res.status === 200 ? json(res) : null;
   if (b) {
-    bulkTotals.matched.add(b.total_matched || 0);
-    bulkTotals.enqueued.add(b.total_enqueued || 0);
-    bulkTotals.skipped.add(b.total_skipped || 0);
-    bulkTotals.failed.add(b.total_failed || 0);
+    BULK_RENEW_COUNTERS.matched.add(b.total_matched || 0);
+    BULK_RENEW_COUNTERS.enqueued.add(b.total_enqueued || 0);
+    BULK_RENEW_COUNTERS.skipped.add(b.total_skipped || 0);
+    BULK_RENEW_COUNTERS.failed.add(b.total_failed || 0);
   }
   check(res, {
     'bulk-renew: 200 with totals': () => !!b && typeof b.total_matched === 'number' && typeof b.total_enqueued === 'number',
@@ -126,4 +127,38 @@ export function heartbeat(cfg, agentID) {
     'heartbeat: 200 heartbeat_recorded': (r) => r.status === 200 && !!json(r) && json(r).status === 'heartbeat_recorded',
   });
   return res;
+}
+
+// The agent CSR path (docs/certctl-findings.md#agent-csr-path): the one way the harness makes certctl
+// really sign a certificate. Setup code only; each step throws a sentence on the first failure.
+// params: request parameters for setup (tagged phase:setup, so no budget counts them).
+export function setupParams(cfg) {
+  return { headers: auth(cfg), timeout: '30s', tags: { phase: 'setup' }, responseCallback: http.expectedStatuses(200, 201, 202) };
+}
+
+// registerAgent: agents do not register themselves; the id is the server's.
+export function registerAgent(cfg, name, p) {
+  const agent = http.post(`${cfg.baseUrl}/api/v1/agents`, JSON.stringify({
+    name, hostname: `${name}.loadtest.example.com`, os: 'linux', architecture: 'amd64', ip_address: '127.0.0.1', version: 'certctl-loadtest',
+  }), p);
+  if (agent.status !== 201) throw new Error(`registering agent ${name} answered HTTP ${agent.status}: ${String(agent.body).slice(0, 200)}`);
+  return agent.json().id;
+}
+
+// issueWithCSR creates certificate `id` for csr.cn and has certctl sign csr.pem for it through the agent;
+// returns the new certificate version (serial_number, pem_chain).
+export function issueWithCSR(cfg, agentID, id, csr, p) {
+  const created = http.post(`${cfg.baseUrl}/api/v1/certificates`, JSON.stringify({
+    id, name: id, common_name: csr.cn, sans: [csr.cn], issuer_id: cfg.ids.issuer, owner_id: cfg.ids.owner,
+    team_id: cfg.ids.team, renewal_policy_id: cfg.ids.policy, certificate_profile_id: cfg.ids.profile, environment: 'loadtest',
+  }), p);
+  if (created.status !== 201) throw new Error(`creating ${id} answered HTTP ${created.status}: ${String(created.body).slice(0, 200)}`);
+  const signed = http.post(`${cfg.baseUrl}/api/v1/agents/${agentID}/csr`, JSON.stringify({ csr_pem: csr.pem, certificate_id: id }), p);
+  if (signed.status !== 202) throw new Error(`the CSR for ${id} answered HTTP ${signed.status}: ${String(signed.body).slice(0, 200)}`);
+  // certctl answers 202 even when the issuer is not loaded and nothing was signed: the version is the proof.
+  const versions = http.get(`${cfg.baseUrl}/api/v1/certificates/${id}/versions`, p);
+  const body = versions.status === 200 ? json(versions) : null;
+  const v = body && body.data && body.data[0];
+  if (!v || !v.pem_chain || !v.serial_number) throw new Error(`certctl accepted the CSR for ${id} but issued nothing (no certificate version): is issuer ${cfg.ids.issuer} enabled and loaded?`);
+  return v;
 }

@@ -1,5 +1,17 @@
 // Every knob a scenario reads from the environment, in one place; docs/configuration.md lists them.
-// Names stay outside the K6_ prefix: k6 takes K6_* variables as its own options.
+// Names stay outside the K6_ prefix: k6 takes K6_* variables as its own options. Defaults come from
+// the registry (internal/harness/knobs.go, rendered into knobs.js), never from a literal here.
+import { DEFAULTS } from './knobs.js';
+
+// knob(env, 'DURATION'): the variable when set and not empty, else its registry default. A family
+// member (CONNECTOR_NGINX_URL) names its family (CONNECTOR_<TYPE>_URL) as `registryName`.
+export function knob(env, name, registryName) {
+  const v = env[name];
+  if (v !== undefined && v !== '') return v;
+  const key = registryName || name;
+  if (!(key in DEFAULTS)) throw new Error(`${key} has no default for k6 in internal/harness/knobs.go`);
+  return DEFAULTS[key];
+}
 
 const UNITS = { ms: 0.001, s: 1, m: 60, h: 3600 };
 
@@ -28,26 +40,27 @@ function positiveInt(env, name, fallback) {
 }
 
 export function loadConfig(env) {
-  const duration = env.DURATION || '5m';
-  if (env.REQUEST_TIMEOUT) durationSeconds(env.REQUEST_TIMEOUT, 'REQUEST_TIMEOUT');
+  const duration = knob(env, 'DURATION');
+  const requestTimeout = knob(env, 'REQUEST_TIMEOUT');
+  durationSeconds(requestTimeout, 'REQUEST_TIMEOUT');
   return Object.freeze({
-    baseUrl: (env.CERTCTL_URL || 'https://localhost:8443').replace(/\/+$/, ''),
-    token: env.CERTCTL_TOKEN || '',
+    baseUrl: knob(env, 'CERTCTL_URL').replace(/\/+$/, ''),
+    token: env.CERTCTL_TOKEN || '', // generated per run: no default
     duration,
     durationSeconds: durationSeconds(duration),
-    runId: (env.RUN_ID || 'manual').toLowerCase(),
-    resultsDir: (env.RESULTS_DIR || 'results').replace(/\/+$/, ''),
+    runId: knob(env, 'RUN_ID').toLowerCase(),
+    resultsDir: knob(env, 'RESULTS_DIR').replace(/\/+$/, ''),
     maxVUs: positiveInt(env, 'MAX_VUS', 0),
     preVUs: positiveInt(env, 'PRE_VUS', 0),
     // Shorter than the scenarios' gracefulStop, so a request to a server that died ends as a failed
     // request (counted) instead of an iteration cut off at the end (not counted).
-    requestTimeout: env.REQUEST_TIMEOUT || '10s',
+    requestTimeout,
     ids: Object.freeze({
-      team: env.LT_TEAM_ID || 'lt-team',
-      owner: env.LT_OWNER_ID || 'lt-owner',
-      policy: env.LT_POLICY_ID || 'lt-policy',
-      issuer: env.LT_ISSUER_ID || 'lt-issuer-local',
-      profile: env.LT_PROFILE_ID || 'lt-profile',
+      team: knob(env, 'LT_TEAM_ID'),
+      owner: knob(env, 'LT_OWNER_ID'),
+      policy: knob(env, 'LT_POLICY_ID'),
+      issuer: knob(env, 'LT_ISSUER_ID'),
+      profile: knob(env, 'LT_PROFILE_ID'),
     }),
     // RATE_<SCENARIO> overrides a scenario's default rate, e.g. RATE_LIST_CERTIFICATES=20.
     rateFor(scenario, fallback) {

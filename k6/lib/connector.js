@@ -4,18 +4,16 @@
 // and the target's own page.
 import http from 'k6/http';
 import { check } from 'k6';
-import { Trend } from 'k6/metrics';
+import { connectionDuration } from './metrics.js';
+import { knob } from './config.js';
 
-// k6's http_req_duration leaves out connecting and the TLS handshake, which is what this tier is
-// about: the budget applies to the whole exchange of one fresh connection.
-const connection = new Trend('connection_duration', true);
-
-// The four target types and where the stack serves them; CONNECTOR_<TYPE>_URL overrides a URL.
+// The four target types and the page each serves. Where the stack serves them is CONNECTOR_<TYPE>_URL,
+// by default https://<type>/ (the registry, internal/harness/knobs.go).
 export const TARGETS = {
-  nginx: { url: 'https://nginx/', marker: 'certctl-loadtest nginx' },
-  apache: { url: 'https://apache/', marker: 'certctl-loadtest apache' },
-  haproxy: { url: 'https://haproxy/', marker: 'certctl-loadtest haproxy' },
-  f5: { url: 'https://f5/', marker: 'certctl-loadtest f5' },
+  nginx: { marker: 'certctl-loadtest nginx' },
+  apache: { marker: 'certctl-loadtest apache' },
+  haproxy: { marker: 'certctl-loadtest haproxy' },
+  f5: { marker: 'certctl-loadtest f5' },
 };
 
 export function target(type, env) {
@@ -24,10 +22,10 @@ export function target(type, env) {
   const e = env || __ENV;
   return Object.freeze({
     type,
-    url: e[`CONNECTOR_${type.toUpperCase()}_URL`] || t.url,
+    url: knob(e, `CONNECTOR_${type.toUpperCase()}_URL`, 'CONNECTOR_<TYPE>_URL').replace('<type>', type),
     marker: t.marker,
     // What the fixtures negotiate with k6 (both sides allow 1.2 and 1.3).
-    tlsVersion: e.EXPECT_TLS_VERSION || 'tls1.3',
+    tlsVersion: knob(e, 'EXPECT_TLS_VERSION'),
   });
 }
 
@@ -39,7 +37,7 @@ export function handshake(cfg, t) {
   });
   if (res.status !== 0) {
     const t0 = res.timings;
-    connection.add(t0.blocked + t0.connecting + t0.tls_handshaking + t0.duration, { target_type: t.type });
+    connectionDuration.add(t0.blocked + t0.connecting + t0.tls_handshaking + t0.duration, { target_type: t.type });
   }
   check(res, {
     'handshake: a new TLS handshake took place': (r) => r.timings.tls_handshaking > 0,
@@ -66,11 +64,13 @@ export function connectorSpec(type, load) {
     spec: {
       name: type,
       tier: 'connector',
+      // thresholds.json: every target's budget extends "connector"; each is scoped to its target_type.
       budget: type,
+      budgetTags: { target_type: type },
       load: Object.assign({ startTime: CONNECTOR_START }, load),
       options: { noConnectionReuse: true },
       probe: describeTarget(t),
-      latencyMetric: 'connection_duration',
+      latencyMetric: connectionDuration,
       trends: { tls_handshake: 'http_req_tls_handshaking', connect: 'http_req_connecting', request: 'http_req_duration' },
       labels: { target_type: type },
     },

@@ -5,15 +5,19 @@
 //                                    startTime = '0s': when the load starts, after setup },
 //         options?  extra k6 options (e.g. noConnectionReuse),
 //         probe?    (cfg) => setup data; default: probe certctl,
-//         latencyMetric?  the Trend behind the record's latency figures; default http_req_duration,
-//         trends?   { record_field: 'k6_trend_metric' } recorded per scenario besides it,
-//         counters? { record_field: 'k6_counter_metric' } whose per-scenario counts the record carries,
+//         latencyMetric?  the Trend behind the record's latency figures (a k6/lib/metrics.js symbol or
+//                   a k6 built-in's name); default http_req_duration,
+//         trends?   { record_field: metric } recorded per scenario besides it,
+//         counters? { record_field: metric } whose per-scenario counts the record carries,
+//         budgetTags? tags added to the budget's request-level metrics (e.g. { target_type: 'nginx' }),
 //         labels?   fields copied into the record as they are (e.g. target_type) }
+// A metric is a k6/lib/metrics.js symbol or the name of a k6 built-in; any other name fails at init.
 // A constant-vus load is { executor: 'constant-vus', vus }: it cannot drop iterations, so its budget
 // carries no dropped_iterations threshold.
 import exec from 'k6/execution';
 import { loadConfig } from './config.js';
 import { thresholdsFor } from './thresholds.js';
+import { knownMetric } from './metrics.js';
 import { probeCertctl } from './probe.js';
 import { scenarioRecord, renderLine } from './summary.js';
 
@@ -32,7 +36,24 @@ export function guardedSetup(name, probe, cfg) {
   };
 }
 
-export function defineScenario(spec, env) {
+// metricOf: a spec's metric (symbol or built-in name) as a name k6 knows.
+export function metricOf(m, where) {
+  return knownMetric(typeof m === 'string' ? m : (m && m.name) || String(m), where);
+}
+
+// resolveMetrics: the spec with every metric it names turned into a checked name.
+function resolveMetrics(spec) {
+  const where = `scenario ${spec.name}`;
+  const byField = (o) => Object.fromEntries(Object.entries(o || {}).map(([f, m]) => [f, metricOf(m, where)]));
+  return Object.assign({}, spec, {
+    latencyMetric: spec.latencyMetric ? metricOf(spec.latencyMetric, where) : undefined,
+    trends: byField(spec.trends),
+    counters: byField(spec.counters),
+  });
+}
+
+export function defineScenario(specIn, env) {
+  const spec = resolveMetrics(specIn);
   const cfg = loadConfig(env || __ENV);
   const load = spec.load;
   const maxVUs = cfg.maxVUs || load.maxVUs;
@@ -48,7 +69,7 @@ export function defineScenario(spec, env) {
       gracefulStop: '15s',
     };
   if (load.startTime) k6scenario.startTime = load.startTime;
-  const thresholds = thresholdsFor(spec.budget, spec.name, load.executor);
+  const thresholds = thresholdsFor(spec.budget, spec.name, load.executor, spec.budgetTags);
   const recorded = Object.values(spec.trends || {}).concat(spec.latencyMetric || [], Object.values(spec.counters || {}));
   for (const metric of recorded) {
     const key = `${metric}{scenario:${spec.name}}`;

@@ -8,19 +8,24 @@ function metric(data, name, scenario) {
   return data.metrics[`${name}{scenario:${scenario}}`] || null;
 }
 
-function num(v) {
+export function num(v) {
   return typeof v === 'number' && isFinite(v) ? v : 0;
 }
 
-function round(v, digits) {
-  const f = Math.pow(10, digits);
+export function round(v, digits) {
+  const f = Math.pow(10, digits === undefined ? 3 : digits);
   return Math.round(num(v) * f) / f;
 }
 
 function latency(trend) {
-  const v = (trend && trend.values) || {};
+  return latencyOf((trend && trend.values) || {});
+}
+
+// latencyOf(values of a Trend) -> the record's latency figures, ms.
+export function latencyOf(v) {
   return {
     avg: round(v.avg, 3),
+    min: round(v.min, 3),
     p50: round(v.med, 3),
     p90: round(v['p(90)'], 3),
     p95: round(v['p(95)'], 3),
@@ -73,6 +78,8 @@ export function scenarioRecord(data, spec, k6scenario, cfg) {
     error_rate: round(failed && failed.values.rate, 6),
     latency_metric: spec.latencyMetric || 'http_req_duration',
     latency_ms: latency(metric(data, spec.latencyMetric || 'http_req_duration', name)),
+    // One whole iteration (every request of the journey, and its checks): what a VU is busy for.
+    iteration_ms: latency(metric(data, 'iteration_duration', name)),
     thresholds,
     thresholds_ok: thresholds.every((t) => t.ok),
     vus: { pre_allocated: k6scenario.preAllocatedVUs || k6scenario.vus, max: k6scenario.maxVUs || k6scenario.vus },

@@ -1,47 +1,73 @@
 // Thresholds are data (thresholds.json); this module only scopes them to a scenario so that setup()
-// requests, which carry no scenario tag, never count against a budget.
+// requests, which carry no scenario tag, never count against a budget. A budget must be able to fail
+// for each reason a run can be wrong: a body check (checks), a lighter load than asked
+// (dropped_iterations, arrival-rate executors), a metric that exists (knownMetric).
+import { knownMetric } from './metrics.js';
+
 const budgets = JSON.parse(open('./thresholds.json'));
 
 // Sub-metrics a summary needs even when no threshold names them (k6 only keeps the sub-metrics that
 // thresholds mention; an empty list records one without judging it).
-const RECORDED = ['http_reqs', 'iterations', 'http_req_duration', 'http_req_failed', 'dropped_iterations'];
+const RECORDED = ['http_reqs', 'iterations', 'iteration_duration', 'http_req_duration', 'http_req_failed', 'dropped_iterations'];
 
 const ARRIVAL_RATE = ['constant-arrival-rate', 'ramping-arrival-rate'];
 
-export function budgetNames() {
-  return Object.keys(budgets).filter((k) => !k.startsWith('_'));
+// Metrics k6 emits per scenario, not per request: a request tag such as target_type never reaches them.
+const SCENARIO_LEVEL = ['dropped_iterations', 'iterations', 'iteration_duration', 'vus', 'vus_max'];
+
+export function budgetNames(table) {
+  return Object.keys(table || budgets).filter((k) => !k.startsWith('_'));
 }
 
-export function budgetFor(name) {
-  const b = budgets[name];
+// budgetFor(name): the budget's metrics and expressions, after its `_extends` (a shared budget whose
+// metrics it inherits and may override one by one). table: thresholds.json unless a test gives one.
+export function budgetFor(name, table, seen) {
+  const t = table || budgets;
+  const b = t[name];
   if (!b) {
-    throw new Error(`no budget named "${name}" in k6/lib/thresholds.json (known: ${budgetNames().join(', ')})`);
+    throw new Error(`no budget named "${name}" in k6/lib/thresholds.json (known: ${budgetNames(t).join(', ')})`);
   }
-  return b;
+  const chain = (seen || []).concat(name);
+  if (b._extends && chain.includes(b._extends)) throw new Error(`budget "${name}" extends itself through ${chain.concat(b._extends).join(' → ')}`);
+  const out = b._extends ? budgetFor(b._extends, t, chain) : {};
+  for (const [k, v] of Object.entries(b)) if (!k.startsWith('_')) out[k] = v;
+  return out;
 }
 
 // scoped('http_req_duration{endpoint:directory}', 'acme_flow') -> 'http_req_duration{endpoint:directory,scenario:acme_flow}'
-export function scoped(selector, scenario) {
+// tags ({ target_type: 'nginx' }) are added to every request-level metric.
+export function scoped(selector, scenario, tags) {
   const m = /^([A-Za-z0-9_]+)(?:\{(.*)\})?$/.exec(selector);
   if (!m) throw new Error(`malformed metric selector "${selector}" in k6/lib/thresholds.json`);
-  const tags = m[2] ? m[2].split(',').map((t) => t.trim()).filter(Boolean) : [];
-  if (tags.some((t) => t.startsWith('scenario:'))) {
+  const parts = m[2] ? m[2].split(',').map((t) => t.trim()).filter(Boolean) : [];
+  if (parts.some((t) => t.startsWith('scenario:'))) {
     throw new Error(`"${selector}" names a scenario itself; thresholds.js adds it`);
   }
-  tags.push(`scenario:${scenario}`);
-  return `${m[1]}{${tags.join(',')}}`;
+  if (!SCENARIO_LEVEL.includes(m[1])) {
+    for (const [k, v] of Object.entries(tags || {})) {
+      if (!parts.some((t) => t.startsWith(`${k}:`))) parts.push(`${k}:${v}`);
+    }
+  }
+  parts.push(`scenario:${scenario}`);
+  return `${m[1]}{${parts.join(',')}}`;
 }
 
-// thresholdsFor(budget, scenario, executor) -> k6 `thresholds` option.
-export function thresholdsFor(budget, scenario, executor) {
-  const b = budgetFor(budget);
+// thresholdsFor(budget, scenario, executor, tags, table) -> k6 `thresholds` option.
+export function thresholdsFor(budget, scenario, executor, tags, table) {
+  const b = budgetFor(budget, table);
   const out = {};
   for (const metric of RECORDED) out[scoped(metric, scenario)] = [];
   for (const [selector, exprs] of Object.entries(b)) {
+    knownMetric(selector, `budget "${budget}" (k6/lib/thresholds.json)`);
     if (!Array.isArray(exprs) || exprs.length === 0) {
       throw new Error(`budget "${budget}": "${selector}" needs a non-empty list of expressions`);
     }
-    out[scoped(selector, scenario)] = exprs.slice();
+    out[scoped(selector, scenario, tags)] = exprs.slice();
+  }
+  // A check that fails on every response (a wrong body, a wrong TLS version) changes no status code
+  // and no latency: only a checks threshold fails the run for it.
+  if (!Object.keys(b).some((sel) => /^checks(\{|$)/.test(sel))) {
+    throw new Error(`budget "${budget}" has no checks threshold: a body check failing every time would still pass`);
   }
   // An arrival-rate scenario that cannot start its iterations on time delivers a lighter load and
   // still looks fast; without this threshold it would pass.

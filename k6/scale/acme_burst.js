@@ -2,7 +2,7 @@
 // from 200 VUs in a closed loop for the whole duration. Counts 5xx and the shape of every 429.
 import exec from 'k6/execution';
 import { defineScenario } from '../lib/scenario.js';
-import { acmeProbe, acmeIteration, loadCSRs } from '../lib/acme.js';
+import { acmeProbe, acmeIteration, loadCSRs, ACME_COUNTERS } from '../lib/acme.js';
 
 const s = defineScenario({
   name: 'acme_burst',
@@ -10,7 +10,7 @@ const s = defineScenario({
   budget: 'acme_burst',
   load: { executor: 'constant-vus', vus: 200 },
   probe: acmeProbe(loadCSRs('/tls/ari', 8)),
-  counters: { ari_leading_zero_404: 'acme_ari_leading_zero_404', server_errors: 'acme_server_errors', rate_limit_shape_ok: 'acme_rate_limit_shape_ok', rate_limit_other: 'acme_rate_limit_other' },
+  counters: ACME_COUNTERS,
 });
 
 export const options = s.options;

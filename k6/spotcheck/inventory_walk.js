@@ -10,15 +10,10 @@
 import http from 'k6/http';
 import { check } from 'k6';
 import encoding from 'k6/encoding';
-import { Counter, Trend } from 'k6/metrics';
+import { inventoryWalkMS, inventoryWalkPer1000, inventoryPages, inventoryCertificates, inventoryCursorStuck } from '../lib/metrics.js';
 import { defineSpotcheck, params, json, trendValues, countOf, round } from './lib/spotcheck.js';
 
 const PAGE = 500;
-const walkMS = new Trend('inventory_walk_ms', true);
-const walkPer1000 = new Trend('inventory_walk_ms_per_1000_certs', true);
-const pagesFetched = new Counter('inventory_pages');
-const certsSeen = new Counter('inventory_certificates');
-const stuck = new Counter('inventory_cursor_stuck');
 
 const s = defineSpotcheck({
   name: 'inventory_walk',
@@ -60,10 +55,10 @@ function get(query, walk) {
 
 function finish(walk, started, pages, seen, total) {
   const ms = Date.now() - started;
-  walkMS.add(ms, { walk });
-  if (seen.size > 0) walkPer1000.add((ms * 1000) / seen.size, { walk });
-  pagesFetched.add(pages, { walk });
-  certsSeen.add(seen.size, { walk });
+  inventoryWalkMS.add(ms, { walk });
+  if (seen.size > 0) inventoryWalkPer1000.add((ms * 1000) / seen.size, { walk });
+  inventoryPages.add(pages, { walk });
+  inventoryCertificates.add(seen.size, { walk });
   check(null, { [`${walk} walk: saw every certificate`]: () => total > 0 && seen.size >= total }, { walk });
   console.log(`inventory_walk: ${walk} walk: ${pages} page(s), ${seen.size} of ${total} certificates in ${ms} ms`);
 }
@@ -91,7 +86,7 @@ function cursorAfter(row) {
 }
 
 function stuckAt(page, why) {
-  stuck.add(1);
+  inventoryCursorStuck.add(1);
   check(null, { 'cursor walk: every page advances': () => false }, { walk: 'cursor' });
   console.error(`inventory_walk: CURSOR WALK STUCK at page ${page}: ${why}. certctl's cursor never advances on ` +
     '2026-05 builds (docs/certctl-findings.md#pagination-cursor: same page, same cursor; a cursor walk loops forever). Walk stopped; use per_page/page.');

@@ -5,6 +5,8 @@ import { scoped, thresholdsFor, budgetNames, budgetFor } from '../lib/thresholds
 import { scenarioRecord, thresholdResults, renderLine, RECORD_SCHEMA } from '../lib/summary.js';
 import { ariCertID } from '../lib/der.js';
 import { syntheticARIID } from '../lib/acme.js';
+import { knownMetric, customNames } from '../lib/metrics.js';
+import { metricOf } from '../lib/scenario.js';
 
 // A leaf certctl 151107c issued through the agent CSR path; its ARI id checked with openssl.
 const ARI_LEAF = open('./testdata/ari-leaf.pem');
@@ -58,10 +60,41 @@ function testThresholds() {
     }
     eq(`${name}: http_reqs recorded without a verdict`, t[`http_reqs{scenario:${name}}`], []);
   }
+  // Every budget can fail on a body check, and names only metrics that exist.
+  for (const name of names) truthy(`${name}: budget has a checks threshold`, Object.keys(budgetFor(name)).some((k) => /^checks(\{|$)/.test(k)));
+  const table = {
+    ok: { checks: ['rate>0.99'], dropped_iterations: ['count==0'], http_req_duration: ['p(95)<10'] },
+    nochecks: { http_req_duration: ['p(95)<10'], dropped_iterations: ['count==0'] },
+    typo: { checks: ['rate>0.99'], http_req_duraton: ['p(95)<10'] },
+    customtypo: { checks: ['rate>0.99'], bulk_renew_enqeued: ['count>0'] },
+    child: { _extends: 'ok', http_req_duration: ['p(95)<20'] },
+    loop1: { _extends: 'loop2' },
+    loop2: { _extends: 'loop1' },
+  };
+  throws('a budget without checks is an error at init', () => thresholdsFor('nochecks', 's', 'constant-arrival-rate', null, table), /no checks threshold/);
+  throws('a misspelt built-in metric is an error at init', () => thresholdsFor('typo', 's', 'constant-vus', null, table), /names metric "http_req_duraton", which neither k6 nor k6\/lib\/metrics.js defines/);
+  throws('a misspelt custom metric is an error at init', () => thresholdsFor('customtypo', 's', 'constant-vus', null, table), /bulk_renew_enqeued/);
+  eq('a declared custom metric is accepted', Object.keys(thresholdsFor('bulk_renewal', 'b', 'constant-arrival-rate')).length > 0, true);
+  eq('_extends inherits and overrides', budgetFor('child', table), { checks: ['rate>0.99'], dropped_iterations: ['count==0'], http_req_duration: ['p(95)<20'] });
+  throws('_extends loops are an error', () => budgetFor('loop1', table), /extends itself/);
+  const nginx = thresholdsFor('nginx', 'nginx', 'constant-arrival-rate', { target_type: 'nginx' });
+  eq('connector budget: request metrics scoped to the target type', nginx['connection_duration{target_type:nginx,scenario:nginx}'], ['p(95)<1000', 'p(99)<3000']);
+  eq('connector budget: checks scoped to the target type', nginx['checks{target_type:nginx,scenario:nginx}'], ['rate>0.99']);
+  eq('connector budget: dropped_iterations carries no request tag', nginx['dropped_iterations{scenario:nginx}'], ['count==0']);
+  eq('f5 overrides the connector latency', thresholdsFor('f5', 'f5', 'constant-arrival-rate', { target_type: 'f5' })['connection_duration{target_type:f5,scenario:f5}'], ['p(95)<1500', 'p(99)<5000']);
+  eq('iteration_duration recorded per scenario', nginx['iteration_duration{scenario:nginx}'], []);
   throws('an arrival-rate scenario needs a dropped_iterations budget', () => thresholdsFor('acme_burst', 'x', 'constant-arrival-rate'), /no dropped_iterations/);
   const t = thresholdsFor('issuance_acceptance', 'issuance_acceptance', 'constant-arrival-rate');
   eq('issuance p95/p99', t['http_req_duration{scenario:issuance_acceptance}'], ['p(95)<2000', 'p(99)<5000']);
   eq('list p95/p99', thresholdsFor('list_certificates', 'list_certificates', 'constant-arrival-rate')['http_req_duration{scenario:list_certificates}'], ['p(95)<800', 'p(99)<2000']);
+}
+
+function testMetrics() {
+  eq('custom metric names, each declared once', customNames().length, new Set(customNames()).size);
+  truthy('connection_duration declared', customNames().includes('connection_duration'));
+  eq('a selector names its metric', knownMetric('http_req_duration{endpoint:nonce}', 't'), 'http_req_duration');
+  throws('an unknown metric throws', () => knownMetric('bulk_renew_enqueud', 't'), /neither k6 nor/);
+  throws('a spec metric given by a misspelt name throws', () => metricOf('conection_duration', 'scenario x'), /scenario x names metric "conection_duration"/);
 }
 
 function fakeData() {
@@ -93,7 +126,7 @@ function testSummary() {
   eq('record achieved rate = iterations / configured duration', rec.achieved_rate_per_s, 49.667);
   eq('record dropped', rec.dropped_iterations, 10);
   eq('record error rate', rec.error_rate, 0.002);
-  eq('record latency', rec.latency_ms, { avg: 3.5, p50: 3.1, p90: 5, p95: 6.25, p99: 9.5, max: 40 });
+  eq('record latency', rec.latency_ms, { avg: 3.5, min: 1, p50: 3.1, p90: 5, p95: 6.25, p99: 9.5, max: 40 });
   eq('record verdict', rec.thresholds_ok, false);
   eq('record setup data', rec.setup.certctl_version, 'v2.1.7');
   eq('threshold list', thresholdResults(fakeData()).map((t) => `${t.ok ? 'ok' : 'FAIL'} ${t.metric} ${t.expression}`), [
@@ -120,6 +153,7 @@ export default function () {
   testARI();
   testConfig();
   testThresholds();
+  testMetrics();
   testSummary();
 }
 

@@ -64,8 +64,9 @@ func TestScaleScenarios(t *testing.T) {
 		{
 			"errors", []string{"FAULT_ERROR_RATE=0.3", "FAULT_ROUTE=" + scaleRoutes + "," + acmeRoutes}, 99,
 			map[string][]string{
-				"bulk_renewal": {"http_req_failed rate<0.01"},
-				"agent_storm":  {"http_req_failed rate<0.001"},
+				// A 500 fails the status checks too.
+				"bulk_renewal": {"http_req_failed rate<0.01", "checks rate>0.99"},
+				"agent_storm":  {"http_req_failed rate<0.001", "checks rate>0.999"},
 				"acme_burst":   {"acme_server_errors rate<0.001", "checks rate>0.99"},
 			},
 		},
@@ -90,8 +91,8 @@ func TestScaleScenarios(t *testing.T) {
 			}
 			if c.name == "green" {
 				for _, sc := range r.summary.Scenarios {
-					if sc.Name == "bulk_renewal" && (sc.Result == nil || sc.Result.Counters["enqueued"] == 0) {
-						t.Errorf("bulk_renewal enqueued nothing: %+v", sc.Result)
+					if sc.Name == "bulk_renewal" && (sc.Record == nil || sc.Record.Counters["enqueued"] == 0) {
+						t.Errorf("bulk_renewal enqueued nothing: %+v", sc.Record)
 					}
 				}
 			}
@@ -104,11 +105,11 @@ func TestScaleScenarios(t *testing.T) {
 func TestACMEBurstCountsRateLimitShapes(t *testing.T) {
 	r := loadtestRun(t, stackEnv(t, "TIER=scale", "SCENARIOS=acme_burst", "DURATION=8s", "VUS_ACME_BURST=50", "CERTCTL_RATE_LIMIT_ENABLED=true"))
 	for _, sc := range r.summary.Scenarios {
-		if sc.Name != "acme_burst" || sc.Result == nil {
+		if sc.Name != "acme_burst" || sc.Record == nil {
 			continue
 		}
-		if sc.Result.Counters["rate_limit_other"] == 0 || sc.Result.Counters["rate_limit_shape_ok"] != 0 {
-			t.Errorf("429 counters %v: want text/plain 429s counted as the other shape", sc.Result.Counters)
+		if sc.Record.Counters["rate_limit_other"] == 0 || sc.Record.Counters["rate_limit_shape_ok"] != 0 {
+			t.Errorf("429 counters %v: want text/plain 429s counted as the other shape", sc.Record.Counters)
 		}
 		return
 	}
@@ -127,5 +128,35 @@ func TestFailingSeedStopsTheRun(t *testing.T) {
 	wantOutput(t, r, `no scenario ran|nothing was run`)
 	if matched := regexpFind(`scenario bulk_renewal: k6 run`, r.output); matched {
 		t.Error("k6 started although the seed failed")
+	}
+}
+
+// The limiter tier against the real certctl, whose limiter answers with a text/plain 429
+// (docs/certctl-findings.md#rate-limiter): the RFC 8555 shape budgets fail on every certctl to date, and
+// faults on new-nonce breach the rest.
+func TestLimiterTier(t *testing.T) {
+	t.Parallel()
+	const nonce = "GET /acme/profile/lt-profile/new-nonce"
+	cases := []struct {
+		name string
+		env  []string
+		fail []string
+	}{
+		{"as certctl answers", nil,
+			[]string{"acme_rate_limit_shape_ok count>0", "acme_rate_limit_other count==0", "checks rate>0.99"}},
+		{
+			// 400 ms and 20 % 500s on new-nonce from 5 VUs: slower than the budget, failed requests, fewer
+			// iterations than asked, and too few requests a second for the limiter to answer any.
+			"faults", []string{"FAULT_LATENCY=400ms", "FAULT_ERROR_RATE=0.2", "FAULT_ROUTE=" + nonce, "MAX_VUS=5"},
+			[]string{"acme_rate_limit_shape_ok count>0", "checks rate>0.99", "http_req_failed rate<0.01",
+				"acme_server_errors rate<0.001", "http_req_duration{endpoint:nonce} p(95)<300", "dropped_iterations count==0"},
+		},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := loadtestRun(t, stackEnv(t, append([]string{"TIER=limiter", "DURATION=10s"}, c.env...)...))
+			wantCode(t, r, 99)
+			wantThresholds(t, r, "acme_rate_limit", c.fail...)
+		})
 	}
 }

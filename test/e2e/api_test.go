@@ -14,8 +14,8 @@ func TestDefaultTiersGreen(t *testing.T) {
 	r := run(t, stackEnv(t, "TIER=default"), "make", "loadtest")
 	wantCode(t, r, 0)
 	s := r.summary
-	if !s.Passed || s.ExitCode != 0 || len(s.Failed) != 0 {
-		t.Fatalf("summary says passed=%v exit=%d failed=%v", s.Passed, s.ExitCode, s.Failed)
+	if !s.Passed || s.ExitCode != 0 || len(s.FailedChecks) != 0 {
+		t.Fatalf("summary says passed=%v exit=%d failed=%v", s.Passed, s.ExitCode, s.FailedChecks)
 	}
 	// certctl's builds stamp no version: the image identifies it (docs/certctl-findings.md#no-version).
 	if s.CertctlVersion != "dev" {
@@ -28,7 +28,7 @@ func TestDefaultTiersGreen(t *testing.T) {
 	if !strings.Contains(s.Run.K6Version, "v2.2.0") {
 		t.Errorf("k6 version %q", s.Run.K6Version)
 	}
-	if s.Run.Images["certctl-server"] != certctlImage || !strings.HasPrefix(s.Run.Images["k6"], "certctl-loadtest-offline/k6:") {
+	if s.Run.Images["certctl-server"] != certctlImage || !strings.HasPrefix(s.Run.Images["k6"], "certctl-loadtest/offline-k6:") {
 		t.Errorf("images %v", s.Run.Images)
 	}
 	if s.Run.Host.CPUs < 1 || s.Run.DurationS <= 0 || !s.Run.EndedAt.After(s.Run.StartedAt) {
@@ -59,20 +59,20 @@ func TestDefaultTiersGreen(t *testing.T) {
 		if sc.Tier != "api" {
 			continue
 		}
-		res := sc.Result
+		res := sc.Record
 		if sc.Status != "passed" || res == nil {
 			t.Errorf("%s: %s %s", sc.Name, sc.Status, sc.Problem)
 			continue
 		}
-		if res.TargetRate != 50 || res.AchievedRate < 45 || res.Requests < 200 || res.Dropped != 0 || res.ErrorRate != 0 {
-			t.Errorf("%s: target %v achieved %v requests %v dropped %v errors %v", sc.Name, res.TargetRate, res.AchievedRate, res.Requests, res.Dropped, res.ErrorRate)
+		if res.TargetRatePerS != 50 || res.AchievedRatePerS < 45 || res.Requests < 200 || res.DroppedIterations != 0 || res.ErrorRate != 0 {
+			t.Errorf("%s: target %v achieved %v requests %v dropped %v errors %v", sc.Name, res.TargetRatePerS, res.AchievedRatePerS, res.Requests, res.DroppedIterations, res.ErrorRate)
 		}
 		l := res.LatencyMS
 		if !(l.P50 > 0 && l.P50 <= l.P90 && l.P90 <= l.P95 && l.P95 <= l.P99 && l.P99 <= l.Max && l.Avg > 0) {
 			t.Errorf("%s: latency %+v", sc.Name, l)
 		}
-		if len(res.Thresholds) != 4 {
-			t.Errorf("%s: %d thresholds, want p95, p99, failed rate, dropped", sc.Name, len(res.Thresholds))
+		if len(res.Thresholds) != 5 {
+			t.Errorf("%s: %d thresholds, want p95, p99, failed rate, checks, dropped", sc.Name, len(res.Thresholds))
 		}
 	}
 	txt, err := os.ReadFile(filepath.Join(r.dir, "summary.txt"))
@@ -129,8 +129,16 @@ func TestAPIThresholdsCanFail(t *testing.T) {
 			name: "error rate",
 			// Not on the setup probe's /api/v1/auth/check: that would abort the run before any load.
 			env:   []string{"FAULT_ERROR_RATE=0.2", "FAULT_ROUTE=POST /api/v1/certificates,GET /api/v1/certificates"},
-			issue: []string{"http_req_failed rate<0.01"},
-			list:  []string{"http_req_failed rate<0.01"},
+			issue: []string{"http_req_failed rate<0.01", "checks rate>0.99"},
+			list:  []string{"http_req_failed rate<0.01", "checks rate>0.99"},
+		},
+		{
+			// certctl's status and headers, an empty body: no status, latency or error threshold can see
+			// it, only the body checks.
+			name:  "wrong body",
+			env:   []string{"FAULT_BODY_RATE=0.5", "FAULT_ROUTE=POST /api/v1/certificates$,GET /api/v1/certificates$"},
+			issue: []string{"checks rate>0.99"},
+			list:  []string{"checks rate>0.99"},
 		},
 		{
 			// No fault: one VU cannot deliver 2000 requests a second to the real certctl, whose requests

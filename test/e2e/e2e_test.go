@@ -24,6 +24,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"certctl-loadtest/internal/docs"
+	"certctl-loadtest/internal/report"
 )
 
 var (
@@ -96,38 +99,42 @@ var breached sync.Map
 
 func unbreached() []string {
 	var missing []string
-	for _, file := range []string{"thresholds.json", "spotchecks.json"} {
-		b, err := os.ReadFile(filepath.Join(root, "k6", "lib", file))
-		if err != nil {
-			return []string{err.Error()}
-		}
-		var doc map[string]json.RawMessage
-		if err := json.Unmarshal(b, &doc); err != nil {
-			return []string{file + ": " + err.Error()}
-		}
-		for scenario, raw := range doc {
-			if strings.HasPrefix(scenario, "_") {
-				continue
-			}
-			var budget map[string][]string
-			if file == "spotchecks.json" {
-				var sc struct{ Thresholds map[string][]string }
-				if err := json.Unmarshal(raw, &sc); err != nil {
-					return []string{file + ": " + err.Error()}
-				}
-				budget = sc.Thresholds
-			} else if err := json.Unmarshal(raw, &budget); err != nil {
-				return []string{file + ": " + err.Error()}
-			}
-			for metric, exprs := range budget {
-				for _, e := range exprs {
-					key := scenario + " " + thresholdKey(metric, e)
-					if _, ok := breached.Load(key); !ok {
-						missing = append(missing, key)
-					}
+	note := func(scenario string, budget map[string][]string) {
+		for metric, exprs := range budget {
+			for _, e := range exprs {
+				key := scenario + " " + thresholdKey(metric, e)
+				if _, ok := breached.Load(key); !ok {
+					missing = append(missing, key)
 				}
 			}
 		}
+	}
+	// Scenarios: their thresholds as k6 resolves them (budgets extend each other and take tags), the
+	// same rows the docs render.
+	rows, err := docs.Collect(root, docs.K6Inspector(root))
+	if err != nil {
+		return []string{err.Error()}
+	}
+	for _, r := range rows {
+		note(r.Scenario, r.Thresholds)
+	}
+	b, err := os.ReadFile(filepath.Join(root, "k6", "lib", "spotchecks.json"))
+	if err != nil {
+		return []string{err.Error()}
+	}
+	var doc map[string]json.RawMessage
+	if err := json.Unmarshal(b, &doc); err != nil {
+		return []string{"spotchecks.json: " + err.Error()}
+	}
+	for name, raw := range doc {
+		if strings.HasPrefix(name, "_") {
+			continue
+		}
+		var sc struct{ Thresholds map[string][]string }
+		if err := json.Unmarshal(raw, &sc); err != nil {
+			return []string{"spotchecks.json: " + err.Error()}
+		}
+		note(name, sc.Thresholds)
 	}
 	sort.Strings(missing)
 	return missing
@@ -139,69 +146,7 @@ type result struct {
 	elapsed time.Duration
 	dir     string // the run directory, if one was reported
 	runID   string
-	summary summary
-}
-
-// summary is the part of summary.json the tests read.
-type summary struct {
-	RunID          string   `json:"run_id"`
-	Passed         bool     `json:"passed"`
-	ExitCode       int      `json:"exit_code"`
-	Failed         []string `json:"failed"`
-	CertctlVersion string   `json:"certctl_version"`
-	Run            struct {
-		RunID     string    `json:"run_id"`
-		StartedAt time.Time `json:"started_at"`
-		EndedAt   time.Time `json:"ended_at"`
-		DurationS float64   `json:"duration_s"`
-		Tiers     []string  `json:"tiers"`
-		Certctl   struct {
-			Image        string `json:"image"`
-			ImageID      string `json:"image_id"`
-			Build        string `json:"build"`
-			ServerSHA256 string `json:"server_sha256"`
-			Faults       string `json:"faults"`
-		} `json:"certctl"`
-		Images    map[string]string `json:"images"`
-		K6Version string            `json:"k6_version"`
-		Host      struct {
-			CPUs int `json:"cpus"`
-		} `json:"host"`
-		Config map[string]string `json:"config"`
-	} `json:"run"`
-	ConnectorTier map[string]struct {
-		Status         string                               `json:"status"`
-		Iterations     float64                              `json:"iterations"`
-		ErrorRate      float64                              `json:"error_rate"`
-		P50MS          float64                              `json:"p50_ms"`
-		P95MS          float64                              `json:"p95_ms"`
-		P99MS          float64                              `json:"p99_ms"`
-		MaxMS          float64                              `json:"max_ms"`
-		TLSHandshakeMS struct{ P50, P95, P99, Max float64 } `json:"tls_handshake_ms"`
-	} `json:"connector_tier"`
-	Scenarios []struct {
-		Name     string `json:"name"`
-		Tier     string `json:"tier"`
-		Status   string `json:"status"`
-		ExitCode int    `json:"exit_code"`
-		Problem  string `json:"problem"`
-		Result   *struct {
-			TargetRate   float64 `json:"target_rate_per_s"`
-			AchievedRate float64 `json:"achieved_rate_per_s"`
-			Requests     float64 `json:"requests"`
-			Dropped      float64 `json:"dropped_iterations"`
-			ErrorRate    float64 `json:"error_rate"`
-			LatencyMS    struct {
-				Avg, P50, P90, P95, P99, Max float64
-			} `json:"latency_ms"`
-			Counters   map[string]float64 `json:"counters"`
-			Thresholds []struct {
-				Metric     string `json:"metric"`
-				Expression string `json:"expression"`
-				OK         bool   `json:"ok"`
-			} `json:"thresholds"`
-		} `json:"result"`
-	} `json:"scenarios"`
+	summary report.Summary
 }
 
 var runDirRE = regexp.MustCompile(`loadtest: results in (\S+)`)
@@ -341,13 +286,13 @@ func assertNothingLeft(t *testing.T, r result) {
 	}
 }
 
-func scenarioByName(t *testing.T, s summary, name string) (status string, thresholds map[string]bool) {
+func scenarioByName(t *testing.T, s report.Summary, name string) (status string, thresholds map[string]bool) {
 	t.Helper()
 	for _, sc := range s.Scenarios {
 		if sc.Name == name {
 			thresholds = map[string]bool{}
-			if sc.Result != nil {
-				for _, th := range sc.Result.Thresholds {
+			if sc.Record != nil {
+				for _, th := range sc.Record.Thresholds {
 					thresholds[thresholdKey(th.Metric, th.Expression)] = th.OK
 				}
 			}

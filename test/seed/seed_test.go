@@ -23,6 +23,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -30,6 +31,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"certctl-loadtest/internal/docs"
+	"certctl-loadtest/internal/harness"
 	"certctl-loadtest/internal/pgtest"
 )
 
@@ -39,10 +42,38 @@ const (
 	agentsSQL = "02_agent_fleet.sql"
 )
 
-// composeIDs are the psql variables docker-compose.yml passes to the seeders, with its defaults.
-var composeIDs = []string{
-	"team_id=lt-team", "owner_id=lt-owner", "policy_id=lt-policy",
-	"issuer_id=lt-issuer-local", "profile_id=lt-profile",
+// composeIDs are the id variables docker-compose.yml passes to the seeders (-v team_id=…), with the
+// registry's defaults (the LT_*_ID knobs); defaultIDs is the same as a map.
+var composeIDs, defaultIDs = registryIDs()
+
+// The row counts the seeds write when given none: the registry's SEED_BULK_CERTS and SEED_AGENTS.
+var (
+	defaultCerts  = knobInt("SEED_BULK_CERTS")
+	defaultAgents = knobInt("SEED_AGENTS")
+)
+
+func registryIDs() ([]string, map[string]string) {
+	vars, err := docs.SeedVariables(filepath.Join("..", ".."))
+	if err != nil {
+		panic(err)
+	}
+	var flags []string
+	ids := map[string]string{}
+	for _, v := range vars {
+		if strings.HasPrefix(v.Knob.Name, "LT_") {
+			flags = append(flags, v.Psql+"="+v.Knob.Default)
+			ids[v.Psql] = v.Knob.Default
+		}
+	}
+	return flags, ids
+}
+
+func knobInt(name string) int64 {
+	n, err := strconv.ParseInt(harness.KnobDefault(name), 10, 64)
+	if err != nil {
+		panic(err)
+	}
+	return n
 }
 
 // seedDir is the repository's seed/ directory (the test runs in test/seed).
@@ -253,11 +284,12 @@ func (d *db) now(t testing.TB) time.Time {
 	return ts
 }
 
-// defaultRows is what the three files add with the compose defaults: one of each base row, 10,000
-// certificates (never issued: no versions), 5,000 agents, and nothing in certctl's audit trail or jobs.
+// defaultRows is what the three files add with the defaults: one of each base row, defaultCerts
+// certificates (never issued: no versions), defaultAgents agents, and nothing in certctl's audit trail
+// or jobs.
 var defaultRows = map[string]int64{
 	"teams": 1, "owners": 1, "renewal_policies": 1, "issuers": 1, "certificate_profiles": 1,
-	"managed_certificates": 10000, "agents": 5000,
+	"managed_certificates": defaultCerts, "agents": defaultAgents,
 }
 
 func TestSeed(t *testing.T) {
@@ -271,15 +303,15 @@ func TestSeed(t *testing.T) {
 		beforeAgents := d.now(t)
 		tAgents := d.apply(t, agentsSQL, composeIDs...)
 		after := d.now(t)
-		t.Logf("seeding 10,000 certificates: %v; 5,000 agents: %v; both: %v (psql wall clock, PostgreSQL %s)",
-			tCerts.Round(time.Millisecond), tAgents.Round(time.Millisecond),
+		t.Logf("seeding %d certificates: %v; %d agents: %v; both: %v (psql wall clock, PostgreSQL %s)",
+			defaultCerts, tCerts.Round(time.Millisecond), defaultAgents, tAgents.Round(time.Millisecond),
 			(tCerts + tAgents).Round(time.Millisecond), serverVersion(t, d))
 
 		checkCounts(t, d, "after seeding", defaultRows)
-		checkCerts(t, d, 10000, "lt", before, beforeAgents)
-		checkAgents(t, d, 5000, beforeAgents, after)
-		checkCertctlCertificateList(t, d, 10000)
-		checkCertctlAgentScans(t, d, 5000)
+		checkCerts(t, d, defaultCerts, defaultIDs, before, beforeAgents)
+		checkAgents(t, d, defaultAgents, beforeAgents, after)
+		checkCertctlCertificateList(t, d, defaultCerts)
+		checkCertctlAgentScans(t, d, defaultAgents)
 	})
 
 	t.Run("RerunAddsNothing", func(t *testing.T) {
@@ -290,21 +322,21 @@ func TestSeed(t *testing.T) {
 		checkCounts(t, d, "first run", defaultRows)
 		first := snapshot(t, d)
 
-		// Again as the harness does, then once more relying on the files' own defaults: both must be
+		// Again as the harness does, then once more with the counts given explicitly: both must be
 		// no-ops, with every row left byte for byte as it was.
 		d.apply(t, baseSQL, composeIDs...)
 		d.apply(t, certsSQL, composeIDs...)
 		d.apply(t, agentsSQL, composeIDs...)
-		d.apply(t, certsSQL)
-		d.apply(t, agentsSQL)
+		d.apply(t, certsSQL, append(composeIDs, fmt.Sprintf("bulk_certs=%d", defaultCerts))...)
+		d.apply(t, agentsSQL, append(composeIDs, fmt.Sprintf("agent_count=%d", defaultAgents))...)
 		if second := snapshot(t, d); second != first {
 			t.Errorf("second run changed the data:\nbefore %s\nafter  %s", first, second)
 		}
-		if n := d.int(t, "SELECT count(*) FROM managed_certificates"); n != 10000 {
-			t.Errorf("%d certificates after the rerun, want 10000", n)
+		if n := d.int(t, "SELECT count(*) FROM managed_certificates"); n != defaultCerts {
+			t.Errorf("%d certificates after the rerun, want %d", n, defaultCerts)
 		}
-		if n := d.int(t, "SELECT count(*) FROM agents"); n != 5000 {
-			t.Errorf("%d agents after the rerun, want 5000", n)
+		if n := d.int(t, "SELECT count(*) FROM agents"); n != defaultAgents {
+			t.Errorf("%d agents after the rerun, want %d", n, defaultAgents)
 		}
 		checkCounts(t, d, "second run", defaultRows)
 	})
@@ -317,7 +349,7 @@ func TestSeed(t *testing.T) {
 			if r.code == 0 {
 				t.Errorf("%s succeeded without the base rows", file)
 			}
-			for _, want := range []string{"ERROR", "foreign key", "teams.id = 'lt-team'", "00_base.sql"} {
+			for _, want := range []string{"ERROR", "foreign key", "teams.id = '" + defaultIDs["team_id"] + "'", "00_base.sql"} {
 				if !strings.Contains(r.stderr, want) {
 					t.Errorf("%s: stderr does not mention %q", file, want)
 				}
@@ -330,11 +362,11 @@ func TestSeed(t *testing.T) {
 
 		// One base row missing: named, and the transaction leaves nothing behind.
 		d.apply(t, baseSQL, composeIDs...)
-		if _, err := d.conn.Exec(context.Background(), "DELETE FROM certificate_profiles WHERE id = 'lt-profile'"); err != nil {
+		if _, err := d.conn.Exec(context.Background(), "DELETE FROM certificate_profiles WHERE id = $1", defaultIDs["profile_id"]); err != nil {
 			t.Fatal(err)
 		}
 		r := d.psql(t, certsSQL, composeIDs...)
-		if r.code == 0 || !strings.Contains(r.stderr, "certificate_profiles.id = 'lt-profile'") ||
+		if r.code == 0 || !strings.Contains(r.stderr, "certificate_profiles.id = '"+defaultIDs["profile_id"]+"'") ||
 			strings.Contains(r.stderr, "teams.id") {
 			t.Errorf("missing profile only: exit %d, stderr %s", r.code, r.stderr)
 		}
@@ -368,17 +400,34 @@ func TestSeed(t *testing.T) {
 		checkCounts(t, d, "after the broken fixture", added) // the base rows only: no certificate, no agent
 	})
 
+	// The ids have no default in the files: one not given is named, and nothing is inserted.
+	t.Run("IDsRequired", func(t *testing.T) {
+		d := e.newDB(t)
+		d.apply(t, baseSQL, composeIDs...)
+		for _, file := range []string{certsSQL, agentsSQL} {
+			r := d.psql(t, file, "team_id="+defaultIDs["team_id"], "policy_id="+defaultIDs["policy_id"])
+			if r.code == 0 || !strings.Contains(r.stderr, file+": no value for the psql variable(s) owner_id, issuer_id, profile_id") {
+				t.Errorf("%s without three ids: exit %d, stderr %s", file, r.code, r.stderr)
+			}
+		}
+		checkCounts(t, d, "after the refused seeds", map[string]int64{"teams": 1, "owners": 1, "renewal_policies": 1, "issuers": 1, "certificate_profiles": 1})
+	})
+
 	t.Run("Overrides", func(t *testing.T) {
 		d := e.newDB(t)
-		ids := []string{"team_id=ov-team", "owner_id=ov-owner", "policy_id=ov-policy",
-			"issuer_id=ov-issuer", "profile_id=ov-profile"}
+		ov := map[string]string{"team_id": "ov-team", "owner_id": "ov-owner", "policy_id": "ov-policy",
+			"issuer_id": "ov-issuer", "profile_id": "ov-profile"}
+		var ids []string
+		for k, v := range ov {
+			ids = append(ids, k+"="+v)
+		}
 		d.apply(t, baseSQL, ids...)
 		before := d.now(t)
 		d.apply(t, certsSQL, append(ids, "bulk_certs=123")...)
 		beforeAgents := d.now(t)
 		d.apply(t, agentsSQL, append(ids, "agent_count=37")...)
 		after := d.now(t)
-		checkCerts(t, d, 123, "ov", before, beforeAgents)
+		checkCerts(t, d, 123, ov, before, beforeAgents)
 		checkAgents(t, d, 37, beforeAgents, after)
 
 		// 0 adds nothing; growing the count adds only the missing tail.
@@ -389,8 +438,8 @@ func TestSeed(t *testing.T) {
 		}
 		// An empty value, as compose passes an unset SEED_AGENTS, means the default.
 		d.apply(t, agentsSQL, append(ids, "agent_count=")...)
-		if n := d.int(t, "SELECT count(*) FROM agents"); n != 5000 {
-			t.Errorf("%d agents after agent_count='' (want the default 5000)", n)
+		if n := d.int(t, "SELECT count(*) FROM agents"); n != defaultAgents {
+			t.Errorf("%d agents after agent_count='' (want the default %d)", n, defaultAgents)
 		}
 		for _, bad := range []struct{ file, v string }{
 			{certsSQL, "bulk_certs=abc"}, {certsSQL, "bulk_certs=-5"}, {agentsSQL, "agent_count=1e3"},
@@ -422,7 +471,7 @@ func TestSeedLarge(t *testing.T) {
 	elapsed := d.apply(t, certsSQL, append(composeIDs, fmt.Sprintf("bulk_certs=%d", n))...)
 	after := d.now(t)
 	t.Logf("seeding %d certificates: %v (PostgreSQL %s)", n, elapsed.Round(time.Millisecond), serverVersion(t, d))
-	checkCerts(t, d, n, "lt", before, after)
+	checkCerts(t, d, n, defaultIDs, before, after)
 
 	start := time.Now()
 	d.apply(t, certsSQL, append(composeIDs, fmt.Sprintf("bulk_certs=%d", n))...)
@@ -445,9 +494,9 @@ func serverVersion(t testing.TB, d *db) string {
 	return v
 }
 
-// checkCerts verifies what 01 promises for n certificates referencing the <prefix>-* base rows,
-// seeded by a transaction that started between notBefore and notAfter (database clock).
-func checkCerts(t *testing.T, d *db, n int64, prefix string, notBefore, notAfter time.Time) {
+// checkCerts verifies what 01 promises for n certificates referencing the base rows named in ids (psql
+// variable → id), seeded by a transaction that started between notBefore and notAfter (database clock).
+func checkCerts(t *testing.T, d *db, n int64, ids map[string]string, notBefore, notAfter time.Time) {
 	t.Helper()
 	ctx := context.Background()
 	var (
@@ -463,14 +512,15 @@ func checkCerts(t *testing.T, d *db, n int64, prefix string, notBefore, notAfter
 		           OR tags IS DISTINCT FROM '{"harness":"certctl-loadtest","fixture":"bulk-renewal"}'::jsonb
 		           OR source IS DISTINCT FROM ''
 		           OR id <> 'lt-bulk-' || substr(name, length('loadtest-bulk-') + 1)
-		           OR owner_id <> $1 || '-owner' OR team_id <> $1 || '-team'
-		           OR renewal_policy_id <> $1 || '-policy' OR certificate_profile_id IS DISTINCT FROM $1 || '-profile'
-		           OR issuer_id NOT IN ($1 || '-issuer', $1 || '-issuer-local')
+		           OR owner_id <> $2 OR team_id <> $3
+		           OR renewal_policy_id <> $4 OR certificate_profile_id IS DISTINCT FROM $5
+		           OR issuer_id <> $6
 		           OR expires_at IS NULL OR revoked_at IS NOT NULL OR last_renewal_at IS NOT NULL),
 		       count(*) FILTER (WHERE CASE WHEN name ~ '^loadtest-bulk-[0-9]{7,}$'
-		           THEN substr(name, length('loadtest-bulk-') + 1)::bigint BETWEEN 1 AND $2 END),
+		           THEN substr(name, length('loadtest-bulk-') + 1)::bigint BETWEEN 1 AND $1 END),
 		       count(DISTINCT updated_at), min(updated_at), min(expires_at), max(expires_at)
-		FROM managed_certificates WHERE name LIKE 'loadtest-bulk-%'`, prefix, n).
+		FROM managed_certificates WHERE name LIKE 'loadtest-bulk-%'`, n,
+		ids["owner_id"], ids["team_id"], ids["policy_id"], ids["profile_id"], ids["issuer_id"]).
 		Scan(&total, &active, &bad, &seqOK, &distinctTx, &txTime, &minExp, &maxExp)
 	if err != nil {
 		t.Fatal(err)

@@ -4,7 +4,8 @@
 // actions/, and an env file switches the run to the offline images and to the real certctl build in
 // CERTCTL_DIST (packaged by the harness), which is all that differs from a GitHub runner. What act cannot show: the real actions, artifact storage, the
 // concurrency group, permissions and the job summary page (act writes $GITHUB_STEP_SUMMARY to a file
-// it deletes; summary_test.go checks what scripts/step-summary.sh writes into it).
+// it deletes; internal/report's golden files pin what `bin/loadtest report --format markdown` writes
+// into it).
 package workflow
 
 import (
@@ -19,6 +20,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"certctl-loadtest/internal/report"
 )
 
 var (
@@ -172,10 +175,7 @@ func hostEnv() []string {
 }
 
 // artifact reads the summary.json of the one artifact whose name starts with prefix.
-func artifact(t *testing.T, r actRun, prefix string) (dir string, summary struct {
-	ExitCode int  `json:"exit_code"`
-	Passed   bool `json:"passed"`
-}) {
+func artifact(t *testing.T, r actRun, prefix string) (dir string, summary report.Summary) {
 	t.Helper()
 	matches, _ := filepath.Glob(filepath.Join(r.sink, prefix+"*"))
 	var dirs []string
@@ -220,12 +220,12 @@ func wantOutput(t *testing.T, r actRun, pattern string) {
 
 const apiInputs = `{"inputs": {"tier": "api", "duration": "5s"}}`
 
-// The default job, dispatched for the API tier: a green run passes the job and uploads its results; a
+// The tiers' job, dispatched for the API tier: a green run passes the job and uploads its results; a
 // run that breaches thresholds fails the job at its last step, after the upload.
 func TestDefaultJob(t *testing.T) {
 	t.Parallel()
 	t.Run("green", func(t *testing.T) {
-		r := runAct(t, "workflow_dispatch", apiInputs, nil, "--job", "default")
+		r := runAct(t, "workflow_dispatch", apiInputs, nil, "--job", "loadtest")
 		if r.code != 0 {
 			t.Fatalf("act exited %d; want 0:\n%s", r.code, r.output)
 		}
@@ -234,6 +234,7 @@ func TestDefaultJob(t *testing.T) {
 			"Upload the results", "Write the job summary", "Verdict"} {
 			wantOutput(t, r, `⭐ Run Main `+regexp.QuoteMeta(step)+`\n`)
 		}
+		wantOutput(t, r, `\[loadtest/tiers api[^]]*\]\s+✅  Success - Main Write the job summary`)
 		if strings.Contains(r.output, "building our own images") {
 			t.Error("an image of ours was built for the API tier, which uses none")
 		}
@@ -243,13 +244,14 @@ func TestDefaultJob(t *testing.T) {
 	})
 	t.Run("thresholds breached", func(t *testing.T) {
 		r := runAct(t, "workflow_dispatch", apiInputs,
-			[]string{"FAULT_LATENCY=3s", "FAULT_ROUTE=GET /api/v1/certificates$"}, "--job", "default")
+			[]string{"FAULT_LATENCY=3s", "FAULT_ROUTE=GET /api/v1/certificates$"}, "--job", "loadtest")
 		if r.code == 0 {
 			t.Fatalf("act exited 0 for a run that breached thresholds:\n%s", r.output)
 		}
 		wantOutput(t, r, `::set-output:: code=99`)
 		// act's own line: the step's ::error line can be lost (see wantOutput).
 		wantOutput(t, r, `❌  Failure - Main Verdict`)
+		wantOutput(t, r, `✅  Success - Main Write the job summary`)
 		if _, s := artifact(t, r, "loadtest-api-"); s.Passed || s.ExitCode != 99 {
 			t.Errorf("summary.json: passed %v, exit code %d; want 99", s.Passed, s.ExitCode)
 		}
@@ -260,7 +262,7 @@ func TestDefaultJob(t *testing.T) {
 // does, and no root is needed) before the load.
 func TestConnectorTierBuildsTheF5Image(t *testing.T) {
 	t.Parallel()
-	r := runAct(t, "workflow_dispatch", `{"inputs": {"tier": "connector", "duration": "5s"}}`, nil, "--job", "default")
+	r := runAct(t, "workflow_dispatch", `{"inputs": {"tier": "connector", "duration": "5s"}}`, nil, "--job", "loadtest")
 	if r.code != 0 {
 		t.Fatalf("act exited %d; want 0:\n%s", r.code, r.output)
 	}
@@ -270,38 +272,52 @@ func TestConnectorTierBuildsTheF5Image(t *testing.T) {
 	}
 }
 
-// One scale matrix job, dispatched with tier=scale: the default job stays out, the matrix entry sets
-// SCENARIOS, and the artifact is named after the scenario.
+// One scale scenario's job, dispatched with tier=scale: the tiers' job stays out, the matrix entry sets
+// SCENARIOS, the run records the make target that repeats it, and the artifact is named after the
+// scenario.
 func TestScaleJob(t *testing.T) {
 	t.Parallel()
 	r := runAct(t, "workflow_dispatch", `{"inputs": {"tier": "scale", "duration": "5s"}}`, nil,
-		"--job", "scale", "--matrix", "target:loadtest-scale-agent")
+		"--job", "loadtest", "--matrix", "scenarios:agent_storm")
 	if r.code != 0 {
 		t.Fatalf("act exited %d; want 0:\n%s", r.code, r.output)
 	}
 	if regexp.MustCompile(`\[loadtest/tiers [^]]*\]\s+⭐ Run`).MatchString(r.output) {
-		t.Errorf("the default job ran on tier=scale:\n%s", r.output)
+		t.Errorf("the tiers' job ran on tier=scale:\n%s", r.output)
 	}
-	if _, s := artifact(t, r, "loadtest-scale-agent_storm-"); !s.Passed {
+	_, s := artifact(t, r, "loadtest-scale-agent_storm-")
+	if !s.Passed {
 		t.Errorf("agent_storm: exit code %d, want a passed run", s.ExitCode)
+	}
+	if want := "make loadtest-scale TIER=scale SCENARIOS=agent_storm "; !strings.HasPrefix(s.Run.Command, want) {
+		t.Errorf("run.json command %q, want it to start with %q", s.Run.Command, want)
 	}
 }
 
-// The weekly schedule with a malformed duration: every job stops at "Check the inputs" with the
-// harness's sentence, before any image or stack, and the scale jobs still run (needs does not gate).
+// The weekly schedule with a malformed duration: the plan has a job for every tier but scale and one
+// for each scale scenario (k6/scale/*.js), and every one stops at "Check the inputs" with the
+// harness's sentence, before any image or stack.
 func TestScheduleRefusesBadInputEarly(t *testing.T) {
 	t.Parallel()
 	r := runAct(t, "schedule", `{}`, []string{"DURATION=5x"})
 	if r.code == 0 {
 		t.Fatalf("act exited 0 with DURATION=5x:\n%s", r.output)
 	}
-	for _, job := range []string{"tiers all", "scale bulk_renewal", "scale acme_burst", "scale agent_storm"} {
+	jobs := []string{"tiers all"}
+	scale, _ := filepath.Glob(filepath.Join(root, "k6", "scale", "*.js"))
+	for _, f := range scale {
+		jobs = append(jobs, "scale "+strings.TrimSuffix(filepath.Base(f), ".js"))
+	}
+	if len(scale) == 0 {
+		t.Fatal("no scale scenarios under k6/scale/")
+	}
+	for _, job := range jobs {
 		wantOutput(t, r, `\[loadtest/`+job+`[^]]*\]\s+❌  Failure - Main Check the inputs`)
 		wantOutput(t, r, `\[loadtest/`+job+`[^]]*\]\s+❌  Failure - Main Verdict`)
 	}
 	// What the steps print is required once, not once per job: see wantOutput.
 	wantOutput(t, r, `loadtest: DURATION="5x" is not a duration`)
-	wantOutput(t, r, `::error title=loadtest (all|bulk_renewal|acme_burst|agent_storm)::bin/loadtest run exited nothing`)
+	wantOutput(t, r, `::error title=loadtest (all|[a-z_]+)::bin/loadtest run exited nothing`)
 	if strings.Contains(r.output, "loadtest: results in") {
 		t.Errorf("a run started despite the malformed duration:\n%s", r.output)
 	}

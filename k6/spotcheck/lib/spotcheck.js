@@ -10,8 +10,9 @@
 import http from 'k6/http';
 import { loadConfig } from '../../lib/config.js';
 import { probeCertctl } from '../../lib/probe.js';
-import { RECORD_SCHEMA, thresholdResults, scalars } from '../../lib/summary.js';
+import { RECORD_SCHEMA, thresholdResults, scalars, num, round, latencyOf } from '../../lib/summary.js';
 import { guardedSetup } from '../../lib/scenario.js';
+import { knownMetric } from '../../lib/metrics.js';
 
 const SPOTCHECKS = JSON.parse(open('../../lib/spotchecks.json'));
 const TREND_STATS = ['avg', 'min', 'med', 'p(90)', 'p(95)', 'p(99)', 'max', 'count'];
@@ -32,22 +33,8 @@ export function params(cfg, tags, expected) {
   };
 }
 
-export function json(res) {
-  try {
-    return res.json();
-  } catch (_) {
-    return null;
-  }
-}
-
-function num(v) {
-  return typeof v === 'number' && isFinite(v) ? v : 0;
-}
-
-export function round(v, digits) {
-  const f = Math.pow(10, digits === undefined ? 3 : digits);
-  return Math.round(num(v) * f) / f;
-}
+export { json } from '../../lib/certctl.js';
+export { round } from '../../lib/summary.js';
 
 export function trendValues(data, selector) {
   const m = data.metrics[selector];
@@ -59,10 +46,6 @@ export function countOf(data, selector) {
   return num(v.count !== undefined ? v.count : v.passes);
 }
 
-function latency(v) {
-  return { avg: round(v.avg), p50: round(v.med), p90: round(v['p(90)']), p95: round(v['p(95)']), p99: round(v['p(99)']), max: round(v.max) };
-}
-
 
 export function defineSpotcheck(spec, env) {
   const cfg = loadConfig(env || __ENV);
@@ -70,8 +53,15 @@ export function defineSpotcheck(spec, env) {
   const thresholds = {};
   // k6 keeps a sub-metric only when a threshold names it: an empty list records it without judging.
   const recorded = ['http_reqs{phase:measured}', 'http_req_failed{phase:measured}', spec.latency].concat(spec.recorded || []);
-  for (const sel of recorded) thresholds[sel] = [];
-  for (const [sel, exprs] of Object.entries(baseline.thresholds)) thresholds[sel] = exprs.slice();
+  for (const sel of recorded) {
+    knownMetric(sel, `spot check ${spec.name}`);
+    thresholds[sel] = [];
+  }
+  for (const [sel, exprs] of Object.entries(baseline.thresholds)) {
+    knownMetric(sel, `spot check ${spec.name} (k6/lib/spotchecks.json)`);
+    thresholds[sel] = exprs.slice();
+  }
+  for (const sel of Object.values(spec.counters || {})) knownMetric(typeof sel === 'string' ? sel : sel.name, `spot check ${spec.name}`);
   const options = {
     scenarios: { [spec.name]: { executor: 'shared-iterations', vus: 1, iterations: spec.iterations, maxDuration: '10m' } },
     thresholds,
@@ -102,7 +92,7 @@ function record(data, spec, baseline, cfg) {
   const seconds = num(data.state && data.state.testRunDurationMs) / 1000;
   const iterations = countOf(data, 'iterations');
   const counters = {};
-  for (const [field, m] of Object.entries(spec.counters || {})) counters[field] = countOf(data, m);
+  for (const [field, m] of Object.entries(spec.counters || {})) counters[field] = countOf(data, typeof m === 'string' ? m : m.name);
   const failed = data.metrics[`http_req_failed{phase:measured}`];
   return {
     schema: RECORD_SCHEMA,
@@ -117,7 +107,7 @@ function record(data, spec, baseline, cfg) {
     requests: countOf(data, 'http_reqs{phase:measured}'),
     error_rate: round(failed && failed.values.rate, 6),
     latency_metric: spec.latency,
-    latency_ms: latency(trendValues(data, spec.latency)),
+    latency_ms: latencyOf(trendValues(data, spec.latency)),
     thresholds,
     thresholds_ok: thresholds.every((t) => t.ok),
     vus: { pre_allocated: 1, max: 1 },

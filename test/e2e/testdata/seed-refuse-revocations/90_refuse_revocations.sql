@@ -1,6 +1,6 @@
 -- Added to seed/*.sql by the spot-check e2e test: the database refuses the revocation of every
--- certificate whose id ends in 7 (10 of bulk_revoke's 100, named <tag>-0 … <tag>-99), as a failing
--- write would. certctl, and the double, count such a certificate in total_failed, which breaches
+-- certificate whose id ends in 7 (10 % of each of bulk_revoke's four sets, ids <tag>-<way>_<size>-<i>),
+-- as a failing write would. certctl counts such a certificate in total_failed, which breaches
 -- bulk_revoke_failed count==0.
 CREATE OR REPLACE FUNCTION lt_refuse_revocation() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN

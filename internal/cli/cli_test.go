@@ -1,0 +1,188 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"certctl-loadtest/internal/harness"
+)
+
+// root is the repository: the commands read k6/ and docker-compose.yml from it.
+var root, _ = filepath.Abs("../..")
+
+type outcome struct {
+	code           int
+	stdout, stderr string
+	calls          []string
+}
+
+// mainWith runs the command with env as its environment and exec as its only way out.
+func mainWith(t *testing.T, args []string, env map[string]string, exec harness.Executor) outcome {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	var o outcome
+	if exec == nil {
+		exec = func(_ context.Context, c harness.Cmd) (int, error) {
+			o.calls = append(o.calls, c.Name+" "+strings.Join(c.Args, " "))
+			return 1, nil
+		}
+	}
+	o.code = Main(context.Background(), Env{
+		Args: args, Getenv: func(k string) string { return env[k] }, Stdout: &stdout, Stderr: &stderr,
+		Root: root, Exec: exec, Now: func() time.Time { return time.Date(2026, 11, 22, 15, 0, 0, 0, time.UTC) },
+	})
+	o.stdout, o.stderr = stdout.String(), stderr.String()
+	return o
+}
+
+// Bad input exits 2 with a sentence, before anything runs.
+func TestBadInput(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{"no command", nil, nil, "usage:"},
+		{"unknown command", []string{"attack"}, nil, `unknown command "attack"`},
+		{"unknown tier", []string{"run"}, map[string]string{"TIER": "nope"}, `unknown tier "nope"`},
+		{"malformed duration", []string{"run"}, map[string]string{"DURATION": "5x"}, `DURATION="5x" is not a duration`},
+		{"malformed duration, spot checks", []string{"spotcheck"}, map[string]string{"DURATION": "1m30"}, `DURATION="1m30" is not a duration`},
+		{"malformed rate", []string{"check"}, map[string]string{"RATE_LIST_CERTIFICATES": "fast"}, `RATE_LIST_CERTIFICATES="fast" must be a positive whole number`},
+		{"report without a directory", []string{"report"}, nil, "usage:"},
+		{"report of two directories", []string{"report", "a", "b"}, nil, "usage:"},
+		{"report in an unknown format", []string{"report", "--format", "html", "results/latest"}, nil, `report --format "html": use text or markdown`},
+		{"report of no run", []string{"report", t.TempDir()}, nil, "is not a run directory"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			o := mainWith(t, c.args, c.env, nil)
+			if o.code != harness.ExitBadInput {
+				t.Errorf("exit %d, want %d", o.code, harness.ExitBadInput)
+			}
+			if !strings.Contains(o.stderr, c.want) {
+				t.Errorf("stderr lacks %q:\n%s", c.want, o.stderr)
+			}
+			if len(o.calls) > 0 {
+				t.Errorf("ran %q on bad input", o.calls)
+			}
+		})
+	}
+}
+
+func TestCheck(t *testing.T) {
+	o := mainWith(t, []string{"check"}, map[string]string{"TIER": "api", "DURATION": "30s"}, nil)
+	if o.code != 0 || o.stdout != "ok: tiers api, 2 scenarios, certctl CERTCTL_IMAGE, duration 30s\n" {
+		t.Errorf("exit %d, stdout %q, stderr %q", o.code, o.stdout, o.stderr)
+	}
+}
+
+// `run` hands the configuration to the harness with the injected runner: an engine that does not
+// answer is the environment's fault (3), and no results directory is left.
+func TestRunThroughTheInjectedRunner(t *testing.T) {
+	results := t.TempDir()
+	o := mainWith(t, []string{"run"}, map[string]string{"TIER": "api", "RESULTS_DIR": results, "RUN_ID": "cli-1"}, nil)
+	if o.code != harness.ExitEnvironment || !strings.Contains(o.stderr, "cannot reach the Docker engine") {
+		t.Errorf("exit %d, stderr:\n%s", o.code, o.stderr)
+	}
+	if len(o.calls) == 0 || !strings.HasPrefix(o.calls[0], "docker ") {
+		t.Errorf("commands %q: want docker's, through Env.Exec", o.calls)
+	}
+	if entries, _ := os.ReadDir(results); len(entries) > 0 {
+		t.Errorf("results directory holds %v", entries)
+	}
+}
+
+// saveRun lays out a finished run as `loadtest run` leaves it: run.json, the records, summary.json.
+func saveRun(t *testing.T, name string) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "20261122-150000-ab12")
+	src := filepath.Join(root, "internal", "report", "testdata")
+	for _, f := range []string{"run.json", "scenarios/issuance_acceptance.json", "scenarios/list_certificates.json"} {
+		copyFile(t, filepath.Join(src, name, f), filepath.Join(dir, f))
+	}
+	copyFile(t, filepath.Join(src, name+".summary.json"), filepath.Join(dir, "summary.json"))
+	return dir
+}
+
+func copyFile(t *testing.T, from, to string) {
+	t.Helper()
+	b, err := os.ReadFile(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(to, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestReportText(t *testing.T) {
+	dir := saveRun(t, "run-failed")
+	os.Remove(filepath.Join(dir, "summary.json"))
+	o := mainWith(t, []string{"report", dir}, nil, nil)
+	if o.code != 0 || !strings.HasPrefix(o.stdout, "certctl-loadtest run 20261122-150000-ab12: FAILED (exit 99)\n") {
+		t.Fatalf("exit %d, stdout:\n%s\nstderr:\n%s", o.code, o.stdout, o.stderr)
+	}
+	for _, f := range []string{"summary.json", "summary.txt"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Errorf("%s not rewritten: %v", f, err)
+		}
+	}
+}
+
+// The job summary exits 0 whatever it finds: the workflow's last step carries the verdict.
+func TestReportMarkdown(t *testing.T) {
+	run := saveRun(t, "run-failed")
+	latest := filepath.Join(filepath.Dir(run), "latest")
+	if err := os.Symlink(filepath.Base(run), latest); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"a finished run", []string{latest, "0"}, []string{
+			"## certctl load test: FAILED (exit 99)\n", "**Exit 99**: thresholds were breached.\n",
+			"(`bin/loadtest run` itself exited 0.)", "```text\ncertctl-loadtest run 20261122-150000-ab12: FAILED (exit 99)\n",
+			"<details><summary>Files of run 20261122-150000-ab12 (in the artifact)</summary>", "- `scenarios/list_certificates.json`\n"}},
+		{"no directory", []string{filepath.Join(run, "missing"), "2"}, []string{
+			"## certctl load test: FAILED (exit 2)\n", "`" + filepath.Join(run, "missing") + "` does not exist"}},
+		{"never ran", []string{"", ""}, []string{"## certctl load test: FAILED (exit unknown)\n", "no code was recorded"}},
+		{"no exit code given", []string{run}, []string{"## certctl load test: FAILED (exit 99)\n"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			o := mainWith(t, append([]string{"report", "--format", "markdown"}, c.args...), nil, nil)
+			if o.code != 0 || o.stderr != "" {
+				t.Errorf("exit %d, stderr %q", o.code, o.stderr)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(o.stdout, w) {
+					t.Errorf("stdout lacks %q:\n%s", w, o.stdout)
+				}
+			}
+		})
+	}
+	// The job summary reads the run; it rewrites nothing.
+	if _, err := os.Stat(filepath.Join(run, "summary.txt")); err == nil {
+		t.Error("report --format markdown wrote summary.txt")
+	}
+}
+
+func TestCommandLine(t *testing.T) {
+	env := map[string]string{"LOADTEST_GOAL": "loadtest-scale", "TIER": "scale", "SCENARIOS": "agent_storm", "FAULT_BODY_RATE": "0.5", "PATH": "/bin"}
+	got := commandLine("run", func(k string) string { return env[k] })
+	if want := "make loadtest-scale TIER=scale SCENARIOS=agent_storm FAULT_BODY_RATE=0.5"; got != want {
+		t.Errorf("commandLine = %q, want %q", got, want)
+	}
+	if got := commandLine("spotcheck", func(string) string { return "" }); got != "loadtest spotcheck" {
+		t.Errorf("commandLine = %q", got)
+	}
+}

@@ -1,0 +1,82 @@
+// Every metric the harness records beyond k6's own, declared once. Journeys add to these symbols,
+// scenario specs name them by symbol, and a budget (thresholds.json, spotchecks.json) may name only
+// these or k6's built-in metrics: knownMetric() makes any other name an error at init, so a typo can
+// no longer record zero and pass.
+import { Counter, Rate, Trend } from 'k6/metrics';
+
+// k6's built-in metrics (k6 v2 docs, "Built-in metrics"), the ones HTTP scenarios can produce.
+export const BUILTIN = Object.freeze([
+  'checks', 'data_received', 'data_sent', 'dropped_iterations', 'iteration_duration', 'iterations', 'vus', 'vus_max',
+  'http_req_blocked', 'http_req_connecting', 'http_req_duration', 'http_req_failed', 'http_req_receiving',
+  'http_req_sending', 'http_req_tls_handshaking', 'http_req_waiting', 'http_reqs',
+]);
+
+const declared = {};
+
+// A custom metric carries its name, so a spec can record it by symbol.
+function declare(Kind, name, isTime) {
+  const m = new Kind(name, isTime === true);
+  declared[name] = true;
+  return Object.freeze({ name, add: (value, tags) => m.add(value, tags) });
+}
+
+// Connector tier: TCP connect + TLS handshake + request of one fresh connection (k6's
+// http_req_duration leaves the first two out, and they are what the tier measures).
+export const connectionDuration = declare(Trend, 'connection_duration', true);
+
+// ACME: every /acme response, 1 if it is a 5xx (k6 sets no server_error tag a threshold could use).
+export const acmeServerErrors = declare(Rate, 'acme_server_errors');
+// ACME 429s: the shape RFC 8555 asks for (problem+json, rateLimited), and any other
+// (docs/certctl-findings.md#rate-limiter).
+export const acmeRateLimitShapeOK = declare(Counter, 'acme_rate_limit_shape_ok');
+export const acmeRateLimitOther = declare(Counter, 'acme_rate_limit_other');
+// Renewal-info 404s for real certificates whose serial starts with a zero hex digit
+// (docs/certctl-findings.md#ari-leading-zero), counted apart so the cause is named.
+export const acmeARILeadingZero404 = declare(Counter, 'acme_ari_leading_zero_404');
+
+// Bulk renewal: the totals certctl answers with, summed over the run.
+export const bulkRenewMatched = declare(Counter, 'bulk_renew_matched');
+export const bulkRenewEnqueued = declare(Counter, 'bulk_renew_enqueued');
+export const bulkRenewSkipped = declare(Counter, 'bulk_renew_skipped');
+export const bulkRenewFailed = declare(Counter, 'bulk_renew_failed');
+
+// Spot checks.
+export const bulkRevokeMatched = declare(Counter, 'bulk_revoke_matched');
+export const bulkRevokeRevoked = declare(Counter, 'bulk_revoke_revoked');
+export const bulkRevokeSkipped = declare(Counter, 'bulk_revoke_skipped');
+export const bulkRevokeFailed = declare(Counter, 'bulk_revoke_failed');
+export const bulkRevokePerCertificate = declare(Trend, 'bulk_revoke_ms_per_certificate', true);
+// A bulk-revoke filter that matched fewer certificates than it covers (docs/certctl-findings.md#bulk-renew-filter-cap).
+export const bulkRevokeFilterCapped = declare(Counter, 'bulk_revoke_filter_capped');
+// The renewal scan (certctl's scheduler tick), as its Renewal jobs' created_at show it.
+export const renewalScanMS = declare(Trend, 'renewal_scan_ms', true);
+export const renewalScanPerCertificate = declare(Trend, 'renewal_scan_ms_per_certificate', true);
+export const renewalScanDue = declare(Counter, 'renewal_scan_due');
+export const renewalScanJobs = declare(Counter, 'renewal_scan_jobs');
+export const renewalDispatchMS = declare(Trend, 'renewal_dispatch_ms', true);
+export const inventoryWalkMS = declare(Trend, 'inventory_walk_ms', true);
+export const inventoryWalkPer1000 = declare(Trend, 'inventory_walk_ms_per_1000_certs', true);
+export const inventoryPages = declare(Counter, 'inventory_pages');
+export const inventoryCertificates = declare(Counter, 'inventory_certificates');
+export const inventoryCursorStuck = declare(Counter, 'inventory_cursor_stuck');
+
+// metricName('http_req_duration{endpoint:nonce}') -> 'http_req_duration'; throws on a malformed selector.
+export function metricName(selector, where) {
+  const m = /^([A-Za-z0-9_]+)(?:\{(.*)\})?$/.exec(selector);
+  if (!m) throw new Error(`malformed metric selector "${selector}" in ${where}`);
+  return m[1];
+}
+
+// knownMetric throws unless the selector names a k6 built-in or a metric declared above.
+export function knownMetric(selector, where) {
+  const name = metricName(selector, where);
+  if (!BUILTIN.includes(name) && !declared[name]) {
+    throw new Error(`${where} names metric "${name}", which neither k6 nor k6/lib/metrics.js defines: a typo would record nothing and pass`);
+  }
+  return name;
+}
+
+// customNames: every declared metric's name (tests, docs).
+export function customNames() {
+  return Object.keys(declared).sort();
+}
