@@ -371,7 +371,7 @@ func limiterAlone(tiers []string, get func(k, def string) string, env map[string
 }
 
 // bulkPool sizes the bulk-renewal seed for one pass without revisiting a certificate (certctl skips one
-// with an open renewal job, so a second visit measures only its skip path): rate × duration × batch,
+// with an open renewal job, so a second visit measures only its skip path): (rate × duration + 1) × batch,
 // never under the registry's default. k6/scale/bulk_renewal.js refuses a smaller pool in setup, so a
 // drift between these numbers and the script's fails early and says so.
 func bulkPool(c Config, duration time.Duration) string {
@@ -383,7 +383,8 @@ func bulkPool(c Config, duration time.Duration) string {
 	if n, err := strconv.Atoi(c.Env["BATCH_SIZE"]); err == nil && n > 0 {
 		batch = n
 	}
-	need := int(math.Ceil(float64(rate)*duration.Seconds())) * batch
+	// k6 starts an arrival-rate scenario's first iteration at 0 s: rate × duration + 1 in all.
+	need := (int(math.Ceil(float64(rate)*duration.Seconds())) + 1) * batch
 	if floor, err := strconv.Atoi(KnobDefault("SEED_BULK_CERTS")); err == nil && need < floor {
 		need = floor
 	}

@@ -187,9 +187,9 @@ func TestBulkPoolSizedForOnePass(t *testing.T) {
 		env  string
 		want string
 	}{
-		{"TIER=scale", "75000"},
+		{"TIER=scale", "75050"},
 		{"TIER=scale DURATION=10s", KnobDefault("SEED_BULK_CERTS")},
-		{"TIER=scale DURATION=2m RATE_BULK_RENEWAL=10 BATCH_SIZE=100", "120000"},
+		{"TIER=scale DURATION=2m RATE_BULK_RENEWAL=10 BATCH_SIZE=100", "120100"},
 		{"TIER=scale SEED_BULK_CERTS=500", "500"},
 		{"TIER=scale SCENARIOS=agent_storm", ""},
 	} {

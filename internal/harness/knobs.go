@@ -50,7 +50,7 @@ var Knobs = []Knob{
 	{Name: "EXPECT_TLS_VERSION", Type: "tls1.2 \\| tls1.3", Default: "tls1.3", Read: "k6", Doc: "TLS version the connector checks require."},
 	{Name: "CONNECTOR_<TYPE>_URL", Type: "URL", Default: "https://<type>/", Read: "k6", Doc: "Where a connector target is served (`NGINX`, `APACHE`, `HAPROXY`, `F5`)."},
 	{Name: "BATCH_SIZE", Type: "1–500", Default: "50", Read: "loadtest, k6", Doc: "Certificate ids per bulk-renew request."},
-	{Name: "SEED_BULK_CERTS", Type: "integer", Default: "10000", Read: "loadtest, compose, seed", Common: true, Doc: "Certificates `seed/01_bulk_renewal_certs.sql` writes (scale tier). Unset, when `bulk_renewal` runs: enough for one pass without revisiting a certificate (its rate × `DURATION` × `BATCH_SIZE`: 75000 at the defaults), at least this default. `1000000` for a large-fleet rehearsal."},
+	{Name: "SEED_BULK_CERTS", Type: "integer", Default: "10000", Read: "loadtest, compose, seed", Common: true, Doc: "Certificates `seed/01_bulk_renewal_certs.sql` writes (scale tier). Unset, when `bulk_renewal` runs: enough for one pass without revisiting a certificate ((its rate × `DURATION` + 1) × `BATCH_SIZE`: 75050 at the defaults), at least this default. `1000000` for a large-fleet rehearsal."},
 	{Name: "SEED_AGENTS", Type: "integer", Default: "5000", Read: "loadtest, compose, seed", Common: true, Doc: "Agents `seed/02_agent_fleet.sql` writes (scale tier)."},
 	{Name: "SEED_DIR", Type: "directory", Default: "./seed", Read: "loadtest, compose", Doc: "Fixtures the scale seeder applies, `*.sql` in lexical order."},
 	{Name: "IMAGES", Type: "upstream \\| offline", Default: "upstream", Read: "loadtest", Common: true, Doc: "`offline` switches every image to the stand-ins `make images` builds (`images/offline.env`)."},

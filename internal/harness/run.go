@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -431,10 +432,13 @@ func (r *Runner) upTierServices(ctx context.Context, compose Compose, svcs Servi
 	uctx, cancel := context.WithTimeout(ctx, r.Cfg.StartTimeout+30*time.Second)
 	defer cancel()
 	args := append([]string{"up", "--detach", "--wait", "--wait-timeout", strconv.Itoa(int(r.Cfg.StartTimeout.Seconds()))}, extra...)
-	if code, err := compose.Run(uctx, logf, logf, args...); err == nil && code == 0 {
+	code, err := compose.Run(uctx, logf, logf, args...)
+	if err == nil && code == 0 && !svcs.anyRequired(extra) {
 		return ""
 	}
-	states, _ := compose.States(context.Background())
+	// `up --wait` counts a one-shot service as up while it still runs: a large seed (75,000
+	// certificates take seconds) would still be writing when k6's setup() lists the rows.
+	states := r.waitRequired(uctx, compose, svcs, extra)
 	for _, s := range states {
 		if _, ok := svcs[s.Service]; !ok || started[s.Service] {
 			continue
@@ -657,4 +661,36 @@ func (p *prefixWriter) emit(line []byte) {
 	w.WriteString(p.prefix)
 	w.Write(line)
 	w.Flush()
+}
+
+// anyRequired reports whether one of these services must finish before the load (the seeder).
+func (s Services) anyRequired(names []string) bool {
+	for _, n := range names {
+		if s[n].Labels[RequiredLabel] == "true" {
+			return true
+		}
+	}
+	return false
+}
+
+// waitRequired polls the stack until every required service among names has exited (or ctx ends) and
+// returns the last states it read.
+func (r *Runner) waitRequired(ctx context.Context, compose Compose, svcs Services, names []string) []ServiceState {
+	for {
+		states, _ := compose.States(context.Background())
+		running := false
+		for _, st := range states {
+			if slices.Contains(names, st.Service) && svcs[st.Service].Labels[RequiredLabel] == "true" && st.State != "exited" && st.State != "dead" {
+				running = true
+			}
+		}
+		if !running {
+			return states
+		}
+		select {
+		case <-ctx.Done():
+			return states
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
 }

@@ -39,7 +39,8 @@ function rateNow() {
   return s.cfg.rateFor('bulk_renewal', LOAD.rate);
 }
 function poolNeeded() {
-  return Math.ceil(rateNow() * s.cfg.durationSeconds) * BATCH;
+  // k6 starts the first iteration at 0 s: rate × duration + 1 iterations in all.
+  return (Math.ceil(rateNow() * s.cfg.durationSeconds) + 1) * BATCH;
 }
 
 export const options = s.options;
