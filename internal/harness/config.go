@@ -137,32 +137,63 @@ func Load(root string, getenv func(string) string, now time.Time) (Config, error
 		}
 		return def
 	}
+	// In this order: a later step reads what an earlier one settled (tiers before the limiter,
+	// scenarios and DURATION before the bulk pool).
+	for _, step := range []func(getter) error{
+		c.loadTiers, c.loadDist, c.loadFaultProxy, c.loadTimes, c.loadImages, c.loadLoadShape,
+		c.loadK6Checks, func(g getter) error { return c.loadRunID(g, now) }, c.loadSecrets, c.loadLimiter,
+	} {
+		if err := step(get); err != nil {
+			return c, err
+		}
+	}
+	c.Env["DURATION"] = c.Duration
+	c.Env["RUN_ID"] = c.RunID
+	c.Env["RUN_DIR"] = c.RunDir()
+	c.Env["COMPOSE_PROJECT_NAME"] = c.Project
+	return c, nil
+}
 
-	tiers, err := DiscoverTiers(root)
+// getter reads a knob: its trimmed value, or def when unset or empty.
+type getter func(k, def string) string
+
+// loadTiers selects TIER's tiers (folders of k6/) and their scenarios.
+func (c *Config) loadTiers(get getter) error {
+	tiers, err := DiscoverTiers(c.Root)
 	if err != nil {
-		return c, err
+		return err
 	}
 	c.Tiers, err = selectTiers(get("TIER", KnobDefault("TIER")), tiers)
 	if err != nil {
-		return c, err
+		return err
 	}
 	for _, t := range c.Tiers {
 		c.Scenarios = append(c.Scenarios, tiers[t]...)
 	}
 
+	return nil
+}
+
+// loadDist checks CERTCTL_DIST, the certctl build to package.
+func (c *Config) loadDist(get getter) error {
 	if v := get("CERTCTL_DIST", ""); v != "" {
 		abs, err := filepath.Abs(v)
 		if err == nil {
 			_, err = os.Stat(filepath.Join(abs, "server"))
 		}
 		if err != nil {
-			return c, fmt.Errorf("CERTCTL_DIST=%s is not a certctl build: it must hold certctl's server and agent binaries and migrations/", v)
+			return fmt.Errorf("CERTCTL_DIST=%s is not a certctl build: it must hold certctl's server and agent binaries and migrations/", v)
 		}
 		c.Dist = abs
 		c.Env["CERTCTL_DIST"] = abs
 	}
+	return nil
+}
+
+// loadFaultProxy reads the fault knobs; any of them puts the fault proxy between k6 and certctl.
+func (c *Config) loadFaultProxy(get getter) error {
 	if err := loadFaults(get, c.Env); err != nil {
-		return c, err
+		return err
 	}
 	for _, k := range FaultKnobs {
 		c.Faults = c.Faults || c.Env[k] != ""
@@ -172,34 +203,50 @@ func Load(root string, getenv func(string) string, now time.Time) (Config, error
 		c.Env["CERTCTL_URL"] = "https://certctl-faults:8443"
 	}
 
+	return nil
+}
+
+// loadTimes reads DURATION and START_TIMEOUT.
+func (c *Config) loadTimes(get getter) error {
 	c.Duration = get("DURATION", KnobDefault("DURATION"))
 	if _, err := ParseDuration("DURATION", c.Duration); err != nil {
-		return c, err
+		return err
 	}
 	st, err := ParseDuration("START_TIMEOUT", get("START_TIMEOUT", KnobDefault("START_TIMEOUT")))
 	if err != nil {
-		return c, err
+		return err
 	}
 	c.StartTimeout = st
 
+	return nil
+}
+
+// loadImages reads IMAGES: the pinned upstream images or the offline stand-ins.
+func (c *Config) loadImages(get getter) error {
 	switch v := get("IMAGES", KnobDefault("IMAGES")); v {
 	case "upstream":
 	case "offline":
 		c.Offline = true
 	default:
-		return c, fmt.Errorf("IMAGES=%q: use upstream (the pinned images in .env) or offline (the stand-ins `make images` builds)", v)
+		return fmt.Errorf("IMAGES=%q: use upstream (the pinned images in .env) or offline (the stand-ins `make images` builds)", v)
 	}
 
+	return nil
+}
+
+// loadLoadShape narrows to SCENARIOS and reads what shapes their load: rates, VUs, seeds, batch size.
+func (c *Config) loadLoadShape(get getter) error {
 	if spec := get("SCENARIOS", ""); spec != "" {
+		var err error
 		if c.Scenarios, err = selectScenarios(spec, c.Scenarios); err != nil {
-			return c, err
+			return err
 		}
 	}
 	for _, s := range c.Scenarios {
 		for _, k := range []string{"RATE_" + strings.ToUpper(s.Name), "VUS_" + strings.ToUpper(s.Name)} {
 			if v := get(k, ""); v != "" {
 				if n, err := strconv.Atoi(v); err != nil || n <= 0 {
-					return c, fmt.Errorf("%s=%q must be a positive whole number", k, v)
+					return fmt.Errorf("%s=%q must be a positive whole number", k, v)
 				}
 				c.Env[k] = v
 			}
@@ -208,46 +255,51 @@ func Load(root string, getenv func(string) string, now time.Time) (Config, error
 	for _, k := range []string{"SEED_BULK_CERTS", "SEED_AGENTS"} {
 		if v := get(k, ""); v != "" {
 			if n, err := strconv.Atoi(v); err != nil || n < 0 {
-				return c, fmt.Errorf("%s=%q must be a whole number of rows", k, v)
+				return fmt.Errorf("%s=%q must be a whole number of rows", k, v)
 			}
 			c.Env[k] = v
 		}
 	}
 	if v := get("SEED_DIR", ""); v != "" {
 		if !filepath.IsAbs(v) {
-			v = filepath.Join(root, v)
+			v = filepath.Join(c.Root, v)
 		}
 		if st, err := os.Stat(v); err != nil || !st.IsDir() {
-			return c, fmt.Errorf("SEED_DIR=%s is not a directory of *.sql fixtures", v)
+			return fmt.Errorf("SEED_DIR=%s is not a directory of *.sql fixtures", v)
 		}
 		c.Env["SEED_DIR"] = v
 	}
 	if v := get("BATCH_SIZE", ""); v != "" {
 		if n, err := strconv.Atoi(v); err != nil || n <= 0 || n > 500 {
-			return c, fmt.Errorf("BATCH_SIZE=%q must be a whole number from 1 to 500 (ids per bulk-renew request)", v)
+			return fmt.Errorf("BATCH_SIZE=%q must be a whole number from 1 to 500 (ids per bulk-renew request)", v)
 		}
 		c.Env["BATCH_SIZE"] = v
 	}
 	if c.Env["SEED_BULK_CERTS"] == "" && slices.ContainsFunc(c.Scenarios, func(s Scenario) bool { return s.Name == "bulk_renewal" }) {
 		if d, err := ParseDuration("DURATION", c.Duration); err == nil {
-			c.Env["SEED_BULK_CERTS"] = bulkPool(c, d)
+			c.Env["SEED_BULK_CERTS"] = bulkPool(*c, d)
 		}
 	}
 	for _, k := range k6Passthrough {
 		if v := get(k, ""); v != "" {
 			if n, err := strconv.Atoi(v); err != nil || n <= 0 {
-				return c, fmt.Errorf("%s=%q must be a positive whole number", k, v)
+				return fmt.Errorf("%s=%q must be a positive whole number", k, v)
 			}
 			c.Env[k] = v
 		}
 	}
 
+	return nil
+}
+
+// loadK6Checks reads what k6 checks against: TLS version, connector URLs, request timeout.
+func (c *Config) loadK6Checks(get getter) error {
 	switch v := get("EXPECT_TLS_VERSION", ""); v {
 	case "":
 	case "tls1.2", "tls1.3":
 		c.Env["EXPECT_TLS_VERSION"] = v
 	default:
-		return c, fmt.Errorf("EXPECT_TLS_VERSION=%q: use tls1.2 or tls1.3 (k6's names)", v)
+		return fmt.Errorf("EXPECT_TLS_VERSION=%q: use tls1.2 or tls1.3 (k6's names)", v)
 	}
 	for _, t := range []string{"NGINX", "APACHE", "HAPROXY", "F5"} {
 		if v := get("CONNECTOR_"+t+"_URL", ""); v != "" {
@@ -256,24 +308,34 @@ func Load(root string, getenv func(string) string, now time.Time) (Config, error
 	}
 	if v := get("REQUEST_TIMEOUT", ""); v != "" {
 		if _, err := ParseDuration("REQUEST_TIMEOUT", v); err != nil {
-			return c, err
+			return err
 		}
 		c.Env["REQUEST_TIMEOUT"] = v
 	}
 
+	return nil
+}
+
+// loadRunID names the run, its results directory and its compose project.
+func (c *Config) loadRunID(get getter, now time.Time) error {
 	c.RunID = get("RUN_ID", "")
 	if c.RunID == "" {
 		c.RunID = now.UTC().Format("20060102-150405") + "-" + randomHex(2)
 	}
 	if !runIDRE.MatchString(c.RunID) {
-		return c, fmt.Errorf("RUN_ID=%q: use lower-case letters, digits and dashes, at most 40", c.RunID)
+		return fmt.Errorf("RUN_ID=%q: use lower-case letters, digits and dashes, at most 40", c.RunID)
 	}
-	c.ResultsDir = get("RESULTS_DIR", filepath.Join(root, KnobDefault("RESULTS_DIR")))
+	c.ResultsDir = get("RESULTS_DIR", filepath.Join(c.Root, KnobDefault("RESULTS_DIR")))
 	if !filepath.IsAbs(c.ResultsDir) {
-		c.ResultsDir = filepath.Join(root, c.ResultsDir)
+		c.ResultsDir = filepath.Join(c.Root, c.ResultsDir)
 	}
 	c.Project = get("COMPOSE_PROJECT_NAME", "certctl-lt-"+strings.ReplaceAll(c.RunID, ".", "-"))
 
+	return nil
+}
+
+// loadSecrets sets certctl's API key and encryption key (generated per run unless given) and the client's key.
+func (c *Config) loadSecrets(get getter) error {
 	token := get("CERTCTL_TOKEN", "lt-"+randomHex(16))
 	c.Env["CERTCTL_TOKEN"] = token
 	c.Env["CERTCTL_CONFIG_ENCRYPTION_KEY"] = get("CERTCTL_CONFIG_ENCRYPTION_KEY", randomHex(24))
@@ -282,16 +344,17 @@ func Load(root string, getenv func(string) string, now time.Time) (Config, error
 		c.Env["CLIENT_TOKEN"] = v
 		c.Secrets = append(c.Secrets, v)
 	}
+	return nil
+}
+
+// loadLimiter records whether certctl's rate limiter is on; the limiter tier turns it on.
+func (c *Config) loadLimiter(get getter) error {
 	// Effective even when unset, so run.json says whether certctl's limiter was in the way.
 	c.Env["CERTCTL_RATE_LIMIT_ENABLED"] = get("CERTCTL_RATE_LIMIT_ENABLED", KnobDefault("CERTCTL_RATE_LIMIT_ENABLED"))
 	if err := limiterAlone(c.Tiers, get, c.Env); err != nil {
-		return c, err
+		return err
 	}
-	c.Env["DURATION"] = c.Duration
-	c.Env["RUN_ID"] = c.RunID
-	c.Env["RUN_DIR"] = c.RunDir()
-	c.Env["COMPOSE_PROJECT_NAME"] = c.Project
-	return c, nil
+	return nil
 }
 
 // RunDir is where this run's results go; nothing from an earlier run is ever written there.
