@@ -36,7 +36,7 @@ help: ## List the targets and the common knobs
 	@sed -n 's/^#: //p' $(firstword $(MAKEFILE_LIST))
 
 loadtest: $(LOADTEST) ## API + connector tiers against certctl (CERTCTL_IMAGE, or the build in CERTCTL_DIST); results in results/latest
-	@LOADTEST_GOAL=$@ $(LOADTEST) run || { code=$$?; echo "make: loadtest exited $$code (99 = thresholds breached; see results/latest/summary.txt)" >&2; exit $$code; }
+	@LOADTEST_GOAL=$@ $(LOADTEST) run || { code=$$?; echo "make: loadtest exited $$code (the loadtest line above says why, and which run)" >&2; exit $$code; }
 
 loadtest-acme: $(LOADTEST) ## The ACME tier (directory, nonce, renewal-info) against certctl; TIER=all runs every tier but scale and limiter
 	@LOADTEST_GOAL=$@ TIER=acme $(LOADTEST) run || { code=$$?; echo "make: $@ exited $$code" >&2; exit $$code; }
@@ -48,7 +48,7 @@ certctl-images: ## Package the certctl build in CERTCTL_DIST (server, agent, mig
 	@images/certctl/build.sh
 
 spotcheck: $(LOADTEST) ## Operator spot checks (k6/spotcheck), one after another, against certctl; see docs/performance-baselines.md
-	@LOADTEST_GOAL=$@ $(LOADTEST) spotcheck || { code=$$?; echo "make: spotcheck exited $$code (99 = a baseline was breached; see results/latest/summary.txt)" >&2; exit $$code; }
+	@LOADTEST_GOAL=$@ $(LOADTEST) spotcheck || { code=$$?; echo "make: spotcheck exited $$code (the loadtest line above says why, and which run)" >&2; exit $$code; }
 
 loadtest-scale: $(LOADTEST) ## Every scale scenario (SCENARIOS=a,b: those) in turn, one stack and one results directory each; fails if any failed
 	@rc=0; scenarios=$${SCENARIOS:-$$($(MAKE) -s loadtest-scale-scenarios)}; \

@@ -14,8 +14,20 @@ import (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	// The first SIGINT or SIGTERM (a CI job cancelled, a timeout, Ctrl-C) cancels the run with its name
+	// and time: the harness stops k6, keeps its figures and tears the stack down. Later ones are ignored
+	// while it does, which takes at most a minute or two.
+	ctx, cancel := context.WithCancelCause(context.Background())
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		s := <-sigs
+		name := "SIGTERM"
+		if s == os.Interrupt {
+			name = "SIGINT"
+		}
+		cancel(harness.Interrupted{Signal: name, At: time.Now()})
+	}()
 	root, err := cli.RepoRoot()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "loadtest: %v\n", err)
@@ -23,6 +35,6 @@ func main() {
 	}
 	os.Exit(cli.Main(ctx, cli.Env{
 		Args: os.Args[1:], Getenv: os.Getenv, Environ: os.Environ(), Stdout: os.Stdout, Stderr: os.Stderr,
-		Root: root, Exec: harness.OSExec, Now: time.Now,
+		Root: root, Exec: harness.OSExec, Now: time.Now, Euid: os.Geteuid(), Egid: os.Getegid(),
 	}))
 }

@@ -42,6 +42,8 @@ type Env struct {
 	Root    string
 	Exec    harness.Executor
 	Now     func() time.Time
+	// Euid and Egid are the process's; with SUDO_UID they say whose the results are.
+	Euid, Egid int
 }
 
 // Main runs the command and returns its exit code.
@@ -88,8 +90,17 @@ func runCmd(ctx context.Context, e Env, cmd string) int {
 	r := &harness.Runner{
 		Cfg: cfg, Exec: e.Exec, Env: append(append([]string(nil), e.Environ...), envList(cfg.Env)...),
 		Stdout: e.Stdout, Stderr: e.Stderr, Now: e.Now, Command: commandLine(cmd, e.Getenv),
+		Owner: harness.InvokingUser(e.Getenv, e.Euid, e.Egid),
 	}
-	return r.Run(ctx)
+	code := r.Run(ctx)
+	// The last line names the run just attempted, so nobody reads an older one's results/latest.
+	meaning, _ := harness.ExitMeaning(code)
+	if r.Created {
+		fmt.Fprintf(e.Stderr, "loadtest: exit %d (%s); run %s: %s\n", code, meaning, cfg.RunID, cfg.RunDir())
+	} else {
+		fmt.Fprintf(e.Stderr, "loadtest: exit %d (%s): no run directory was created for run %s\n", code, meaning, cfg.RunID)
+	}
+	return code
 }
 
 // reportCmd renders a saved run: as text (rewriting its summary files), or as Markdown.

@@ -108,10 +108,24 @@ func tierOrder(t string) string {
 	return "9" + t
 }
 
-// unscoped drops the scenario tag thresholds.js adds: `x{a:b,scenario:s}` → `x{a:b}`, `x{scenario:s}` → `x`.
+// unscoped drops the tags thresholds.js adds to every budget, the scenario's and a latency's
+// expected_response:true (docs/configuration.md says so once): `x{a:b,scenario:s}` → `x{a:b}`,
+// `x{scenario:s}` → `x`.
 func unscoped(sel, scenario string) string {
-	sel = strings.Replace(sel, ",scenario:"+scenario+"}", "}", 1)
-	return strings.Replace(sel, "{scenario:"+scenario+"}", "", 1)
+	name, tags, ok := strings.Cut(strings.TrimSuffix(sel, "}"), "{")
+	if !ok {
+		return sel
+	}
+	var kept []string
+	for _, t := range strings.Split(tags, ",") {
+		if t != "scenario:"+scenario && t != "expected_response:true" {
+			kept = append(kept, t)
+		}
+	}
+	if len(kept) == 0 {
+		return name
+	}
+	return name + "{" + strings.Join(kept, ",") + "}"
 }
 
 // shortDuration: k6 prints 5m0s and 1m0s; docs say 5m and 1m.

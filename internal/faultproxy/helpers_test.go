@@ -162,6 +162,7 @@ func echoUpstream(hits *atomic.Int64) http.Handler {
 		h.Set("X-Upstream-Auth", r.Header.Get("Authorization"))
 		h.Set("X-Upstream-Accept-Encoding", r.Header.Get("Accept-Encoding"))
 		h.Set("X-Upstream-Content-Type", r.Header.Get("Content-Type"))
+		h.Set("X-Upstream-Saw-Untimed", r.Header.Get(UntimedHeader))
 		h.Set("Replay-Nonce", "nonce-"+strconv.FormatInt(n, 10))
 		h.Set("Cache-Control", "no-store")
 		h.Set("Retry-After", "7")
@@ -270,9 +271,18 @@ type response struct {
 
 func (h *harness) do(method, path string, body io.Reader) response {
 	h.t.Helper()
+	return h.doWith(method, path, body, nil)
+}
+
+// doWith is do with request headers.
+func (h *harness) doWith(method, path string, body io.Reader, header http.Header) response {
+	h.t.Helper()
 	req, err := http.NewRequest(method, h.base+path, body)
 	if err != nil {
 		h.t.Fatal(err)
+	}
+	for k, v := range header {
+		req.Header[k] = v
 	}
 	resp, err := h.client.Do(req)
 	if err != nil {

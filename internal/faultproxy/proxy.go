@@ -24,6 +24,11 @@ import (
 // faults it asked for were really applied.
 const StatsPath = "/fault-proxy/stats"
 
+// UntimedHeader marks a request no budget judges: a scenario's setup, a spot check's cleanup or
+// follow-up. It passes unfaulted, so a fault slows or breaks what is measured and nothing else (a
+// bulk revocation's untimed clean-up would otherwise wait FAULT_LATENCY too). The proxy removes it.
+const UntimedHeader = "X-Loadtest-Untimed"
+
 // Options are the proxy's injectable dependencies; zero values mean the
 // real thing.
 type Options struct {
@@ -144,7 +149,9 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, p.Stats())
 		return
 	}
-	if p.cfg.FaultsActive() && p.cfg.Faulted(r.Method, r.URL.Path) {
+	untimed := r.Header.Get(UntimedHeader) != ""
+	r.Header.Del(UntimedHeader)
+	if !untimed && p.cfg.FaultsActive() && p.cfg.Faulted(r.Method, r.URL.Path) {
 		if p.cfg.Latency > 0 {
 			if !p.opts.Wait(r.Context(), p.cfg.Latency) {
 				return // the client is gone; forwarding would only load certctl

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -64,6 +65,32 @@ func TestHealthAndReadyNeverFaulted(t *testing.T) {
 	}
 	if waits.Load() != 1 || h.hits.Load() != 3 {
 		t.Errorf("waits = %d, upstream hits = %d; want 1, 3", waits.Load(), h.hits.Load())
+	}
+}
+
+func TestUntimedRequestsNeverFaulted(t *testing.T) {
+	h := start(t, setup{env: map[string]string{"FAULT_LATENCY": "1h", "FAULT_ERROR_RATE": "1"},
+		opts: Options{Wait: func(context.Context, time.Duration) bool { t.Error("an untimed request waited"); return true }}})
+	r := h.doWith("POST", "/api/v1/certificates/bulk-revoke", nil, http.Header{UntimedHeader: {"cleanup"}})
+	if r.StatusCode != http.StatusOK {
+		t.Fatalf("untimed request: %d %s, want forwarded", r.StatusCode, r.body)
+	}
+	if got := r.Header.Get("X-Upstream-Saw-Untimed"); got != "" {
+		t.Errorf("certctl saw %s: %q; the proxy must remove it", UntimedHeader, got)
+	}
+	if s := h.stats(); s != (Stats{Forwarded: 1}) {
+		t.Errorf("stats = %+v", s)
+	}
+}
+
+// The k6 library marks its untimed requests with the header this proxy honours: one name on both sides.
+func TestK6MarksUntimedRequestsWithThisHeader(t *testing.T) {
+	b, err := os.ReadFile("../../k6/lib/certctl.js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "export const UNTIMED_HEADER = '" + UntimedHeader + "';"; !strings.Contains(string(b), want) {
+		t.Errorf("k6/lib/certctl.js does not say %s", want)
 	}
 }
 

@@ -126,10 +126,10 @@ func TestRunIDIsFreshAndDirsNeverReused(t *testing.T) {
 		t.Errorf("two runs in the same second share run id %s", a.RunID)
 	}
 	dir := filepath.Join(t.TempDir(), "r1")
-	if err := makeRunDir(dir); err != nil {
+	if err := makeRunDir(dir, Owner{os.Geteuid(), os.Getegid()}); err != nil {
 		t.Fatal(err)
 	}
-	if err := makeRunDir(dir); err == nil || !strings.Contains(err.Error(), "never overwritten") {
+	if err := makeRunDir(dir, Owner{os.Geteuid(), os.Getegid()}); err == nil || !strings.Contains(err.Error(), "never overwritten") {
 		t.Errorf("second makeRunDir: %v", err)
 	}
 }

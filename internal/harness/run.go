@@ -3,8 +3,10 @@ package harness
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -15,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"certctl-loadtest/internal/report"
@@ -29,6 +32,11 @@ type Runner struct {
 	Stderr  io.Writer
 	Now     func() time.Time
 	Command string // how the run was invoked, for run.json
+	// Owner owns the run directory and everything in it, k6's records included (k6 runs as this user):
+	// the invoking user, also when the harness runs as root through sudo.
+	Owner Owner
+	// Created is set once the run's directory exists: from then on it holds a summary.
+	Created bool
 }
 
 func (r *Runner) logf(format string, a ...any) {
@@ -38,6 +46,11 @@ func (r *Runner) logf(format string, a ...any) {
 // Run executes the whole run and returns the process exit code. Whatever happens after the run
 // directory exists, run.json, summary.json and summary.txt are written before it returns.
 func (r *Runner) Run(ctx context.Context) int {
+	dir := r.Cfg.RunDir()
+	if _, err := os.Lstat(dir); err == nil {
+		r.logf("%s already exists: results of a run are never overwritten; pick another RUN_ID (or leave it unset)", dir)
+		return ExitBadInput
+	}
 	compose := Compose{Cfg: r.Cfg, Exec: r.Exec, Env: r.Env}
 	run := report.Run{
 		RunID: r.Cfg.RunID, StartedAt: r.Now().UTC(), Command: r.Command, Tiers: r.Cfg.Tiers,
@@ -50,11 +63,12 @@ func (r *Runner) Run(ctx context.Context) int {
 		r.logf("%v", err)
 		return code
 	}
-	dir := r.Cfg.RunDir()
-	if err := makeRunDir(dir, r.extraK6Dirs()...); err != nil {
+	if err := makeRunDir(dir, r.Owner, r.extraK6Dirs()...); err != nil {
 		r.logf("cannot create the results directory: %v", err)
 		return ExitEnvironment
 	}
+	r.Created = true
+	defer r.Owner.chownTree(r.Cfg.ResultsDir, dir)
 	run.Images = svcs.Images()
 	run.ImagePins = ImagePins(r.Cfg.Root, r.Cfg.Offline, compose.Env)
 
@@ -64,12 +78,110 @@ func (r *Runner) Run(ctx context.Context) int {
 		return r.writeSummary(dir, &run, ExitEnvironment, problem)
 	}
 	run.K6Version = r.k6Version(ctx, compose)
+	running := r.runningServices(compose)
+	loadStart := r.Now().UTC()
+	run.LoadStartedAt = &loadStart
 	run.Scenarios = r.runScenarios(ctx, compose, dir)
+	loadEnd := r.Now().UTC()
+	r.afterLoad(compose, dir, &run, running, loadStart, loadEnd)
 	r.saveStackLogs(compose, dir)
-	if ctx.Err() != nil {
-		return r.writeSummary(dir, &run, ExitInterrupted, "interrupted")
+	code = collect(dir, run.Scenarios)
+	var in Interrupted
+	switch {
+	case errors.As(context.Cause(ctx), &in) || ctx.Err() != nil:
+		if in.Signal == "" {
+			in.Signal = "a signal"
+		}
+		if in.At.IsZero() {
+			in.At = loadEnd
+		}
+		return r.writeSummary(dir, &run, ExitInterrupted, fmt.Sprintf("the run was %s at %s into the load%s: k6 stopped early, and the figures up to then are kept",
+			in.Error(), clock(in.At.Sub(loadStart).Seconds()), during(in.At, run.Scenarios)))
+	case len(run.Faults) > 0:
+		code = ExitStackFault
 	}
-	return r.writeSummary(dir, &run, collect(dir, run.Scenarios), "")
+	return r.writeSummary(dir, &run, code, "")
+}
+
+// runningServices is the services running when the load starts: the ones whose exit is a fault.
+func (r *Runner) runningServices(compose Compose) map[string]bool {
+	states, _ := compose.States(context.Background())
+	running := map[string]bool{}
+	for _, s := range states {
+		if s.State == "running" {
+			running[s.Service] = true
+		}
+	}
+	return running
+}
+
+// afterLoad records what became of the stack during the load: each service's state, the container
+// events, one sentence per fault, and each scenario's raw samples file.
+func (r *Runner) afterLoad(compose Compose, dir string, run *report.Run, running map[string]bool, loadStart, loadEnd time.Time) {
+	states, err := compose.States(context.Background())
+	if err != nil {
+		r.logf("reading the state of the stack after the load: %v", err)
+	}
+	for _, s := range states {
+		run.AfterLoad = append(run.AfterLoad, report.ServiceState{Service: s.Service, State: s.State, Health: s.Health, ExitCode: s.ExitCode})
+	}
+	// The engine stamps events a little after the fact: a second past the load's end catches them.
+	events, err := r.stackEvents(loadStart, loadEnd.Add(time.Second))
+	if err != nil {
+		r.logf("reading the stack's events: %v (faults during the load are not named)", err)
+	}
+	run.Events = events
+	k6Names := map[string]string{}
+	for _, sc := range run.Scenarios {
+		k6Names[r.k6Container(sc.Name)] = sc.Name
+	}
+	run.Faults = describeEvents(events, running, k6Names, run.Scenarios)
+	// A paused service still shows as paused: say so even when its pause came before the load.
+	for _, s := range states {
+		if s.State == "paused" && !mentions(run.Faults, s.Service+" was paused") {
+			run.Faults = append(run.Faults, s.Service+" was paused when the load ended: requests to it hung")
+		}
+	}
+	for _, f := range run.Faults {
+		r.logf("%s", f)
+	}
+	for i, sc := range run.Scenarios {
+		run.Scenarios[i].Raw = rawFile(dir, sc.Name)
+	}
+}
+
+func mentions(list []string, prefix string) bool {
+	for _, s := range list {
+		if strings.HasPrefix(s, prefix) {
+			return true
+		}
+	}
+	return false
+}
+
+// rawFile describes raw/<name>.json.gz: a gzip stream read to its end is complete; one that stops
+// short was cut off where its k6 stopped.
+func rawFile(dir, name string) *report.RawFile {
+	rel := filepath.Join("raw", name+".json.gz")
+	f, err := os.Open(filepath.Join(dir, rel))
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil
+	}
+	rf := &report.RawFile{Path: rel, Bytes: st.Size()}
+	if zr, err := gzip.NewReader(f); err == nil {
+		_, err = io.Copy(io.Discard, zr)
+		rf.Complete = err == nil
+	}
+	return rf
+}
+
+func (r *Runner) k6Container(scenario string) string {
+	return r.Cfg.Project + "-k6-" + strings.ReplaceAll(scenario, "_", "-")
 }
 
 // extraK6Dirs are the run directory's folders k6 writes to besides the ones every run has.
@@ -99,38 +211,59 @@ func (r *Runner) startStack(ctx context.Context, compose Compose, svcs Services,
 	return problem
 }
 
-// collect judges the scenarios by how their k6 processes ended and by the records they left.
+// collect judges the scenarios by how their k6 processes ended and by the records they left. k6's
+// codes the harness does not document become its own: a killed k6 (137) is a stack fault, and any
+// other code without a record (255 on a full disk) is no results.
 func collect(dir string, runs []report.ScenarioRun) int {
-	code := verdict(runs)
 	for i, sc := range runs {
-		if _, err := os.Stat(filepath.Join(dir, "scenarios", sc.Name+".json")); err != nil && code == ExitOK {
-			// k6 exits 0 even when handleSummary cannot write its file: no results is not a pass.
-			code = ExitNoResults
+		// k6 exits 0 even when handleSummary cannot write its file, and a full disk leaves it empty:
+		// no results is not a pass.
+		ok := recordWritten(filepath.Join(dir, "scenarios", sc.Name+".json"))
+		switch c := sc.ExitCode; {
+		case c == 137:
+			runs[i].ExitCode = ExitStackFault
+		case c == ExitThresholds || c == ExitScriptError || c == ExitAborted, c > 128 && c < 160:
+			// k6's own verdicts, and a docker compose run stopped by the harness's signal (an interrupted run)
+		case !ok:
 			runs[i].ExitCode = ExitNoResults
 		}
 	}
-	return code
+	return verdict(runs)
+}
+
+// recordWritten reports whether a scenario record is there and whole (a full disk leaves 0 bytes).
+func recordWritten(path string) bool {
+	b, err := os.ReadFile(path)
+	return err == nil && json.Valid(b)
 }
 
 // writeSummary finishes run.json with the verdict, renders summary.json and summary.txt from the run
-// directory, prints the text and points results/latest at the run. It returns code.
+// directory, prints the text and points results/latest at the run. It returns code. The verdict is
+// printed whatever can be written: on a full disk the text on stdout is all that is left.
 func (r *Runner) writeSummary(dir string, run *report.Run, code int, problem string) int {
 	run.EndedAt = r.Now().UTC()
 	run.DurationS = run.EndedAt.Sub(run.StartedAt).Round(time.Millisecond).Seconds()
 	run.ExitCode = code
 	run.Error = problem
+	var failed []string
 	if err := writeJSON(filepath.Join(dir, "run.json"), run); err != nil {
-		r.logf("writing run.json: %v", err)
+		failed = append(failed, fmt.Sprintf("run.json (%v)", err))
 	}
-	s, err := report.Load(dir)
-	if err == nil {
-		err = report.Write(dir, s)
+	s := report.Assemble(dir, *run)
+	if err := report.Write(dir, s); err != nil {
+		failed = append(failed, fmt.Sprintf("the summary (%v)", err))
 	}
-	if err != nil {
-		r.logf("writing the summary: %v", err)
-	} else {
-		fmt.Fprint(r.Stdout, "\n"+report.Text(s))
+	if len(failed) > 0 {
+		// The verdict stands; what is lost is the record of it.
+		msg := fmt.Sprintf("the results could not be written to %s: %s; the summary below is the only copy", dir, strings.Join(failed, "; "))
+		r.logf("%s", msg)
+		s.FailedChecks = append(s.FailedChecks, msg)
+		if s.ExitCode == ExitOK {
+			s.ExitCode, code = ExitNoResults, ExitNoResults
+		}
+		s.Passed = false
 	}
+	fmt.Fprint(r.Stdout, "\n"+report.Text(s))
 	updateLatest(r.Cfg.ResultsDir, r.Cfg.RunID)
 	r.logf("results in %s", dir)
 	return code
@@ -139,7 +272,7 @@ func (r *Runner) writeSummary(dir string, run *report.Run, code int, problem str
 // tearDown removes the stack, logging to logs/down.log; a failure leaves the command to run by hand.
 func (r *Runner) tearDown(compose Compose, dir string) {
 	var w io.Writer = io.Discard
-	if logf, err := os.Create(filepath.Join(dir, "logs", "down.log")); err == nil {
+	if logf, err := createFile(filepath.Join(dir, "logs", "down.log")); err == nil {
 		defer logf.Close()
 		w = logf
 	}
@@ -367,7 +500,7 @@ func (r *Runner) pullAllowed() bool {
 // up starts certctl and everything it depends on (compose's depends_on) and waits for certctl to be
 // healthy. It returns a sentence on failure.
 func (r *Runner) up(ctx context.Context, compose Compose, svcs Services, dir string, run *report.Run) string {
-	logf, err := os.Create(filepath.Join(dir, "logs", "up.log"))
+	logf, err := createFile(filepath.Join(dir, "logs", "up.log"))
 	if err != nil {
 		return err.Error()
 	}
@@ -424,7 +557,7 @@ func (r *Runner) upTierServices(ctx context.Context, compose Compose, svcs Servi
 		return ""
 	}
 	sort.Strings(extra)
-	logf, err := os.OpenFile(filepath.Join(dir, "logs", "up.log"), os.O_APPEND|os.O_WRONLY|os.O_CREATE, 0o644)
+	logf, err := os.OpenFile(filepath.Join(dir, "logs", "up.log"), os.O_APPEND|os.O_WRONLY|os.O_CREATE|syscall.O_NOFOLLOW, 0o644)
 	if err != nil {
 		return err.Error()
 	}
@@ -497,11 +630,15 @@ func (r *Runner) runScenarios(ctx context.Context, compose Compose, dir string) 
 	for i, sc := range r.Cfg.Scenarios {
 		logPath := filepath.Join("logs", sc.Name+".log")
 		runs[i] = report.ScenarioRun{Tier: sc.Tier, Name: sc.Name, Script: sc.Path, Log: logPath}
-		args := []string{"run", "--rm", "--no-deps", "-T", "--name", r.Cfg.Project + "-k6-" + strings.ReplaceAll(sc.Name, "_", "-")}
+		args := []string{"run", "--rm", "--no-deps", "-T", "--name", r.k6Container(sc.Name), "--user", r.Owner.String()}
 		for k := range r.Cfg.Env {
 			if K6Env(k) {
 				args = append(args, "-e", k)
 			}
+		}
+		// Each k6 checks in setup() that the results of all of them fit in what is free (k6/lib/scenario.js).
+		if free, ok := freeBytes(dir); ok && !r.Cfg.Spotcheck {
+			args = append(args, "-e", fmt.Sprintf("LT_RESULTS_FREE_BYTES=%d", free), "-e", fmt.Sprintf("LT_RUN_SCENARIOS=%d", len(r.Cfg.Scenarios)))
 		}
 		// Each k6 also exports its web-dashboard report (no port opened: -1) and its raw samples.
 		args = append(args,
@@ -516,7 +653,7 @@ func (r *Runner) runScenarios(ctx context.Context, compose Compose, dir string) 
 		wg.Add(1)
 		go func(i int, sc Scenario) {
 			defer wg.Done()
-			f, err := os.Create(filepath.Join(dir, logPath))
+			f, err := createFile(filepath.Join(dir, logPath))
 			if err != nil {
 				runs[i].ExitCode = ExitEnvironment
 				return
@@ -524,7 +661,15 @@ func (r *Runner) runScenarios(ctx context.Context, compose Compose, dir string) 
 			defer f.Close()
 			pw := &prefixWriter{prefix: "[" + sc.Name + "] ", out: r.Stderr, mu: &mu}
 			w := io.MultiWriter(f, pw)
+			started := r.Now().UTC()
+			runs[i].StartedAt = &started
 			code, err := compose.Run(sctx, w, w, args...)
+			if sctx.Err() != nil {
+				// docker compose returns when it is told to stop, before k6 has written its record.
+				r.awaitK6(r.k6Container(sc.Name))
+			}
+			ended := r.Now().UTC()
+			runs[i].EndedAt = &ended
 			pw.Flush()
 			if err != nil && code == 0 {
 				code = ExitEnvironment
@@ -542,8 +687,29 @@ func (r *Runner) runScenarios(ctx context.Context, compose Compose, dir string) 
 	return runs
 }
 
+// awaitK6 stops a k6 container the way k6 ends a run early (SIGTERM: it still writes its summary) and
+// waits, at most 30 s, until it has exited.
+func (r *Runner) awaitK6(name string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	r.Exec(ctx, Cmd{Name: "docker", Args: []string{"kill", "--signal", "TERM", name}, Env: r.Env, Stdout: io.Discard, Stderr: io.Discard})
+	for {
+		var out bytes.Buffer
+		c, _ := r.Exec(ctx, Cmd{Name: "docker", Args: []string{"inspect", "--format", "{{.State.Running}}", name}, Env: r.Env, Stdout: &out, Stderr: io.Discard})
+		if c != 0 || strings.TrimSpace(out.String()) != "true" {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			r.logf("%s still runs 30 s after it was told to stop: its record may be missing", name)
+			return
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
 func (r *Runner) saveStackLogs(compose Compose, dir string) {
-	f, err := os.Create(filepath.Join(dir, "logs", "stack.log"))
+	f, err := createFile(filepath.Join(dir, "logs", "stack.log"))
 	if err != nil {
 		return
 	}
@@ -571,48 +737,6 @@ func (r *Runner) host(ctx context.Context) report.Host {
 		}
 	}
 	return h
-}
-
-// makeRunDir creates the run's directory. k6 runs as uid 12345 in its image and must be able to write
-// its records into it, whoever owns the checkout; it also exits 0 when it cannot. extraK6Dirs are
-// further subdirectories k6 writes to (k6 creates none itself).
-func makeRunDir(dir string, extraK6Dirs ...string) error {
-	if _, err := os.Stat(dir); err == nil {
-		return fmt.Errorf("%s already exists: results of a run are never overwritten; pick another RUN_ID", dir)
-	}
-	k6dirs := []string{dir, filepath.Join(dir, "scenarios"), filepath.Join(dir, "dashboard"), filepath.Join(dir, "raw")}
-	for _, d := range extraK6Dirs {
-		k6dirs = append(k6dirs, filepath.Join(dir, d))
-	}
-	for _, d := range append(k6dirs, filepath.Join(dir, "logs")) {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			return err
-		}
-	}
-	for _, d := range k6dirs {
-		if err := os.Chmod(d, 0o777); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// updateLatest points results/latest at the run that just finished.
-func updateLatest(resultsDir, runID string) {
-	link := filepath.Join(resultsDir, "latest")
-	tmp := link + ".tmp"
-	os.Remove(tmp)
-	if err := os.Symlink(runID, tmp); err == nil {
-		os.Rename(tmp, link)
-	}
-}
-
-func writeJSON(path string, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(path, append(b, '\n'), 0o644)
 }
 
 func firstLine(s string, err error) string {

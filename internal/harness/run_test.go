@@ -132,7 +132,11 @@ func engine(t *testing.T, cfg Config, outcomes map[string]k6Outcome, more ...ans
 			<-ctx.Done()
 			return 128 + 15
 		}
-		if o.record != "" {
+		switch o.record {
+		case "":
+		case "empty":
+			os.WriteFile(filepath.Join(cfg.RunDir(), "scenarios", name+".json"), nil, 0o644)
+		default:
 			writeRecord(t, cfg.RunDir(), name, o.record == "passed")
 		}
 		fmt.Fprintf(c.Stdout, "k6 %s ended\n", name)
@@ -156,6 +160,9 @@ func engine(t *testing.T, cfg Config, outcomes map[string]k6Outcome, more ...ans
 		{prefix: "compose run --rm --no-deps -T --name ", do: k6},
 		{prefix: "compose logs ", out: "a log line\n"},
 		{prefix: "compose down ", code: 0},
+		{prefix: "events --since "},
+		{prefix: "kill --signal TERM "},
+		{prefix: "inspect --format {{.State.Running}} ", out: "false\n"},
 	}
 	return &fakeEngine{t: t, answers: append(more, defaults...)}
 }
@@ -243,6 +250,14 @@ func TestRunExitCodes(t *testing.T) {
 		// An error says more than a breach: the breach may be its consequence.
 		{"an error beats a breach", map[string]k6Outcome{"nginx": {99, "breached", nil, false}, "f5": {107, "", nil, false}}, 107,
 			map[string]string{"nginx": "failed 99", "f5": "no-results 107"}},
+		// A k6 killed from outside (docker kill, the OOM killer) is the stack failing, not certctl.
+		{"k6 killed", map[string]k6Outcome{"nginx": {137, "", nil, false}, "f5": {0, "passed", nil, false}}, 5,
+			map[string]string{"nginx": "no-results 5", "f5": "passed 0"}},
+		// A full disk: k6 exits 255 and leaves an empty record.
+		{"k6 failed, record empty", map[string]k6Outcome{"nginx": {255, "empty", nil, false}, "f5": {0, "passed", nil, false}}, 4,
+			map[string]string{"nginx": "no-results 4", "f5": "passed 0"}},
+		{"k6 failed, record written", map[string]k6Outcome{"nginx": {255, "passed", nil, false}, "f5": {0, "passed", nil, false}}, 255,
+			map[string]string{"nginx": "failed 255", "f5": "passed 0"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -284,7 +299,7 @@ func TestRunInterruptedKeepsPartialResults(t *testing.T) {
 	if res.code != 130 {
 		t.Fatalf("exit %d, want 130\n%s", res.code, res.stderr)
 	}
-	if res.summary == nil || res.summary.ExitCode != 130 || res.summary.Run.Error != "interrupted" {
+	if res.summary == nil || res.summary.ExitCode != 130 || !strings.HasPrefix(res.summary.Run.Error, "the run was interrupted by a signal at 00:0") {
 		t.Fatalf("summary.json: %+v", res.summary)
 	}
 	want := map[string]string{"f5": "passed 0", "nginx": "no-results 143"}
@@ -295,6 +310,9 @@ func TestRunInterruptedKeepsPartialResults(t *testing.T) {
 		if sc.Name == "f5" && (sc.Record == nil || sc.Record.Requests != 250) {
 			t.Errorf("f5's record was not kept: %+v", sc.Record)
 		}
+	}
+	if !f.ran("kill --signal TERM certctl-lt-t1-k6-nginx") {
+		t.Error("the k6 still running was not stopped and waited for")
 	}
 	if !f.ran("compose down ") {
 		t.Error("the stack was not torn down")
@@ -401,5 +419,139 @@ func TestStartOrder(t *testing.T) {
 	want := []string{"postgres", "tls-init", "certctl-migrate", "seed-base", "certctl-server"}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("start order %q, want %q", got, want)
+	}
+}
+
+// SIGTERM (a cancelled CI job) is named in the verdict, with when it came and what was running.
+func TestRunInterruptedBySignalSaysSo(t *testing.T) {
+	cfg := testConfig(t, "nginx")
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	at := time.Date(2026, 11, 22, 15, 0, 4, 0, time.UTC) // the fake clock: the load started at 15:00:02, k6 at 15:00:03
+	f := engine(t, cfg, map[string]k6Outcome{"nginx": {0, "passed", func() { cancel(Interrupted{Signal: "SIGTERM", At: at}) }, false}})
+	res := runWith(ctx, t, cfg, f)
+	want := "the run was interrupted by SIGTERM at 00:02 into the load (during nginx): k6 stopped early, and the figures up to then are kept"
+	if res.code != ExitInterrupted || res.summary == nil || res.summary.Run.Error != want {
+		t.Fatalf("exit %d, summary %+v; want 130 and %q", res.code, res.summary, want)
+	}
+	if !strings.Contains(res.stdout, "! "+want) {
+		t.Errorf("stdout does not lead with what happened:\n%s", res.stdout)
+	}
+}
+
+// certctl-server dies during the load: the run says so, with when and during what, exits 5, and keeps
+// the scenario's figures.
+func TestRunNamesAServerThatDied(t *testing.T) {
+	cfg := testConfig(t, "nginx")
+	events := `{"Type":"container","Action":"kill","Actor":{"ID":"a","Attributes":{"com.docker.compose.service":"certctl-server","name":"certctl-lt-t1-certctl-server-1","signal":"9"}},"timeNano":1795359603400000000}
+{"Type":"container","Action":"die","Actor":{"ID":"a","Attributes":{"com.docker.compose.service":"certctl-server","name":"certctl-lt-t1-certctl-server-1","exitCode":"137"}},"timeNano":1795359603500000000}
+`
+	f := engine(t, cfg, map[string]k6Outcome{"nginx": {99, "breached", nil, false}},
+		answer{prefix: "events --since ", out: events})
+	res := runWith(context.Background(), t, cfg, f)
+	if res.code != ExitStackFault || res.summary == nil || res.summary.ExitCode != ExitStackFault {
+		t.Fatalf("exit %d, want 5\n%s", res.code, res.stderr)
+	}
+	want := "certctl-server exited with 137 at 00:01 into the load (during nginx) (sent signal 9) and did not come back"
+	if got := res.summary.Run.Faults; len(got) != 1 || got[0] != want {
+		t.Errorf("faults %q, want %q", got, want)
+	}
+	if !strings.Contains(res.stdout, "! "+want) {
+		t.Errorf("stdout does not lead with the fault:\n%s", res.stdout)
+	}
+	if sc := res.summary.Scenarios[0]; sc.Record == nil || sc.Record.Requests != 250 {
+		t.Errorf("the figures were not kept: %+v", sc)
+	}
+	if len(res.summary.Run.AfterLoad) == 0 || len(res.summary.Run.Events) != 2 {
+		t.Errorf("state after the load %v, events %v", res.summary.Run.AfterLoad, res.summary.Run.Events)
+	}
+}
+
+// The summary cannot be written (a full disk): the verdict still reaches stdout, and says so.
+func TestRunPrintsTheVerdictWhenTheSummaryCannotBeWritten(t *testing.T) {
+	cfg := testConfig(t, "nginx")
+	block := func() { os.Mkdir(filepath.Join(cfg.RunDir(), "summary.json"), 0o755) }
+	f := engine(t, cfg, map[string]k6Outcome{"nginx": {0, "passed", block, false}})
+	res := runWith(context.Background(), t, cfg, f)
+	if res.code != ExitNoResults {
+		t.Errorf("exit %d, want 4", res.code)
+	}
+	for _, want := range []string{"FAILED (exit 4)", "the results could not be written to " + cfg.RunDir(), "the summary below is the only copy"} {
+		if !strings.Contains(res.stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, res.stdout)
+		}
+	}
+}
+
+// A RUN_ID whose directory exists is bad input, refused before anything runs.
+func TestRunRefusesAReusedRunID(t *testing.T) {
+	cfg := testConfig(t, "nginx")
+	if err := os.MkdirAll(cfg.RunDir(), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f := &fakeEngine{t: t}
+	var stderr bytes.Buffer
+	r := &Runner{Cfg: cfg, Exec: f.Exec, Stdout: io.Discard, Stderr: &stderr, Now: time.Now}
+	if code := r.Run(context.Background()); code != ExitBadInput || r.Created {
+		t.Errorf("exit %d created %v, want 2 and nothing created", code, r.Created)
+	}
+	if !strings.Contains(stderr.String(), "already exists: results of a run are never overwritten; pick another RUN_ID") {
+		t.Errorf("stderr: %s", stderr.String())
+	}
+	if len(f.calls) > 0 {
+		t.Errorf("ran %v before refusing", f.calls)
+	}
+}
+
+// The run directory is the owner's and nobody else's to write.
+func TestRunDirIsNotWorldWritable(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "results", "r1")
+	if err := makeRunDir(dir, Owner{os.Geteuid(), os.Getegid()}, "spotchecks"); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{"", "scenarios", "raw", "dashboard", "logs", "spotchecks"} {
+		st, err := os.Stat(filepath.Join(dir, d))
+		if err != nil || st.Mode().Perm() != 0o755 {
+			t.Errorf("%s: %v %v, want 0755", d, st.Mode(), err)
+		}
+	}
+	// A link planted where a file of the run goes is not followed.
+	target := filepath.Join(t.TempDir(), "elsewhere")
+	os.Symlink(target, filepath.Join(dir, "run.json"))
+	if err := writeJSON(filepath.Join(dir, "run.json"), map[string]int{"a": 1}); err == nil {
+		t.Error("writeJSON followed a symbolic link")
+	}
+	if _, err := os.Stat(target); err == nil {
+		t.Error("the link's target was written")
+	}
+}
+
+func TestInvokingUser(t *testing.T) {
+	env := func(kv ...string) func(string) string {
+		return func(k string) string {
+			for i := 0; i < len(kv); i += 2 {
+				if kv[i] == k {
+					return kv[i+1]
+				}
+			}
+			return ""
+		}
+	}
+	cases := []struct {
+		name       string
+		getenv     func(string) string
+		euid, egid int
+		want       Owner
+	}{
+		{"a user", env(), 1000, 1000, Owner{1000, 1000}},
+		{"root", env(), 0, 0, Owner{0, 0}},
+		{"root through sudo", env("SUDO_UID", "1001", "SUDO_GID", "1002"), 0, 0, Owner{1001, 1002}},
+		{"a user with a stale SUDO_UID", env("SUDO_UID", "1001", "SUDO_GID", "1002"), 1000, 1000, Owner{1000, 1000}},
+		{"sudo to root from root", env("SUDO_UID", "0", "SUDO_GID", "0"), 0, 0, Owner{0, 0}},
+	}
+	for _, c := range cases {
+		if got := InvokingUser(c.getenv, c.euid, c.egid); got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -41,6 +42,35 @@ type Run struct {
 	ExitCode   int               `json:"exit_code"`
 	Error      string            `json:"error,omitempty"`
 	StackState []string          `json:"stack_state,omitempty"`
+	// LoadStartedAt is when the first k6 process started: the zero of every "into the load" time.
+	LoadStartedAt *time.Time `json:"load_started_at,omitempty"`
+	// Faults are what happened to the stack during the load, one sentence each (a service that exited,
+	// restarted or was paused; a k6 process that was killed), from Events.
+	Faults []string `json:"faults,omitempty"`
+	// Events are the container events of the stack during the load (docker events), the evidence
+	// behind Faults.
+	Events []StackEvent `json:"events,omitempty"`
+	// AfterLoad is the state of every service once the load ended, before the stack was removed.
+	AfterLoad []ServiceState `json:"services_after_load,omitempty"`
+}
+
+// StackEvent is one container event of the stack during the load.
+type StackEvent struct {
+	Service   string    `json:"service"`
+	Container string    `json:"container"`
+	Action    string    `json:"action"` // die, kill, oom, pause, unpause, start, stop, restart
+	At        time.Time `json:"at"`
+	IntoLoadS float64   `json:"into_load_s"`
+	ExitCode  *int      `json:"exit_code,omitempty"` // die
+	Signal    string    `json:"signal,omitempty"`    // kill
+}
+
+// ServiceState is one container of the stack as `docker compose ps` saw it.
+type ServiceState struct {
+	Service  string `json:"service"`
+	State    string `json:"state"`
+	Health   string `json:"health,omitempty"`
+	ExitCode int    `json:"exit_code"`
 }
 
 // Certctl says which certctl ran. Its official images stamp no version (GET /api/v1/version answers
@@ -66,11 +96,23 @@ type Host struct {
 
 // ScenarioRun is how one k6 process ended.
 type ScenarioRun struct {
-	Tier     string `json:"tier"`
-	Name     string `json:"name"`
-	Script   string `json:"script"`
-	ExitCode int    `json:"exit_code"`
-	Log      string `json:"log"`
+	Tier      string     `json:"tier"`
+	Name      string     `json:"name"`
+	Script    string     `json:"script"`
+	ExitCode  int        `json:"exit_code"`
+	Log       string     `json:"log"`
+	StartedAt *time.Time `json:"started_at,omitempty"`
+	EndedAt   *time.Time `json:"ended_at,omitempty"`
+	// Raw is the k6 samples file (raw/<name>.json.gz) and whether it ends cleanly: a killed k6 leaves
+	// it cut off, and what it holds up to there is all that is left of the scenario.
+	Raw *RawFile `json:"raw,omitempty"`
+}
+
+// RawFile describes a scenario's raw samples file after the run.
+type RawFile struct {
+	Path     string `json:"path"`
+	Bytes    int64  `json:"bytes"`
+	Complete bool   `json:"complete"`
 }
 
 // Record is what k6's handleSummary writes for one scenario (k6/lib/summary.js).
@@ -88,6 +130,9 @@ type Record struct {
 	ErrorRate         float64     `json:"error_rate"`
 	LatencyMetric     string      `json:"latency_metric"`
 	LatencyMS         Latency     `json:"latency_ms"`
+	// LatencySamples is how many requests LatencyMS describes: the successful ones (absent in records
+	// written before failed requests were left out).
+	LatencySamples *float64 `json:"latency_samples,omitempty"`
 	IterationMS       *Latency    `json:"iteration_ms,omitempty"` // absent in records written before it was kept
 	Thresholds        []Threshold `json:"thresholds"`
 	ThresholdsOK      bool        `json:"thresholds_ok"`
@@ -190,10 +235,17 @@ func Load(dir string) (Summary, error) {
 	if err := json.Unmarshal(b, &run); err != nil {
 		return Summary{}, fmt.Errorf("run.json: %w", err)
 	}
+	return Assemble(dir, run), nil
+}
+
+// Assemble is the summary of run from the scenario records in dir: the run itself need not have been
+// written (the harness assembles it in memory, so a full disk still gets a verdict).
+func Assemble(dir string, run Run) Summary {
 	s := Summary{Schema: SummarySchema, RunID: run.RunID, ExitCode: run.ExitCode, Run: run, FailedChecks: []string{}}
 	if run.Error != "" {
 		s.FailedChecks = append(s.FailedChecks, run.Error)
 	}
+	s.FailedChecks = append(s.FailedChecks, run.Faults...)
 	for _, sr := range run.Scenarios {
 		row := Scenario{Name: sr.Name, Tier: sr.Tier, ExitCode: sr.ExitCode}
 		rec, err := readRecord(filepath.Join(dir, "scenarios", sr.Name+".json"))
@@ -201,6 +253,13 @@ func Load(dir string) (Summary, error) {
 		case errors.Is(err, fs.ErrNotExist):
 			row.Status = "no-results"
 			row.Problem = fmt.Sprintf("k6 wrote no results (exit %d); see %s", sr.ExitCode, sr.Log)
+			if sr.Raw != nil && sr.Raw.Bytes > 0 {
+				cut := ""
+				if !sr.Raw.Complete {
+					cut = ", cut off where k6 stopped"
+				}
+				row.Problem += fmt.Sprintf("; its raw samples are in %s (%d bytes%s)", sr.Raw.Path, sr.Raw.Bytes, cut)
+			}
 		case err != nil:
 			row.Status = "no-results"
 			row.Problem = err.Error()
@@ -245,7 +304,7 @@ func Load(dir string) (Summary, error) {
 	}
 	s.ConnectorTier = connectorTier(s.Scenarios)
 	s.Passed = s.ExitCode == 0 && len(s.FailedChecks) == 0
-	return s, nil
+	return s
 }
 
 var k6ErrorRE = regexp.MustCompile(`level=error msg="((?:[^"\\]|\\.)*)"`)
@@ -273,6 +332,9 @@ func readRecord(path string) (Record, error) {
 	if err != nil {
 		return r, err
 	}
+	if len(b) == 0 {
+		return r, fmt.Errorf("%s is empty: k6 could not write it (a full disk?)", path)
+	}
 	if err := json.Unmarshal(b, &r); err != nil {
 		return r, fmt.Errorf("%s: %w", path, err)
 	}
@@ -288,8 +350,21 @@ func Write(dir string, s Summary) error {
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(dir, "summary.json"), append(b, '\n'), 0o644); err != nil {
+	if err := writeFile(filepath.Join(dir, "summary.json"), append(b, '\n')); err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(dir, "summary.txt"), []byte(Text(s)), 0o644)
+	return writeFile(filepath.Join(dir, "summary.txt"), []byte(Text(s)))
+}
+
+// writeFile writes a file of the run 0644, refusing to follow a symbolic link planted in its place.
+func writeFile(path string, b []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_NOFOLLOW, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }

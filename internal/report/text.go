@@ -17,6 +17,11 @@ func Text(s Summary) string {
 	}
 	r := s.Run
 	fmt.Fprintf(&b, "certctl-loadtest run %s: %s (exit %d)\n", s.RunID, verdict, s.ExitCode)
+	// What happened to the run or the stack comes before any figure: a crashed server must not read as
+	// a slow one.
+	for _, f := range append(nonEmpty(r.Error), r.Faults...) {
+		fmt.Fprintf(&b, "! %s\n", f)
+	}
 	b.WriteString(certctlLine(s.CertctlVersion, r.Certctl))
 	fmt.Fprintf(&b, "tiers %s · %s\n", strings.Join(r.Tiers, ","), orUnknown(r.K6Version))
 	fmt.Fprintf(&b, "%s → %s (%.0f s) · host %d CPUs", r.StartedAt.UTC().Format(time.RFC3339), r.EndedAt.UTC().Format(time.RFC3339), r.DurationS, r.Host.CPUs)
@@ -43,6 +48,12 @@ func Text(s Summary) string {
 		}
 		rec := sc.Record
 		l := rec.LatencyMS
+		if rec.LatencySamples != nil && *rec.LatencySamples == 0 && rec.Requests > 0 {
+			// Every request failed: there is no latency, and 0 ms would read as fast.
+			fmt.Fprintf(tw, "%s\t%s\t%.1f\t%.1f\t%.0f\t%.0f\t%.2f%%\t-\t-\t-\t-\t-\t-\t%s\n", sc.Name, sc.Tier, rec.TargetRatePerS, rec.AchievedRatePerS,
+				rec.Requests, rec.DroppedIterations, rec.ErrorRate*100, sc.Status)
+			continue
+		}
 		fmt.Fprintf(tw, "%s\t%s\t%.1f\t%.1f\t%.0f\t%.0f\t%.2f%%\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
 			sc.Name, sc.Tier, rec.TargetRatePerS, rec.AchievedRatePerS, rec.Requests, rec.DroppedIterations,
 			rec.ErrorRate*100, ms(l.Avg), ms(l.P50), ms(l.P90), ms(l.P95), ms(l.P99), ms(l.Max), sc.Status)
@@ -94,12 +105,20 @@ func Text(s Summary) string {
 		}
 		ts := append([]Threshold(nil), sc.Record.Thresholds...)
 		sort.SliceStable(ts, func(i, j int) bool { return ts[i].Metric < ts[j].Metric })
+		// k6 reports the thresholds of a run whose setup() aborted as held, over no samples at all.
+		unjudged := !setupRan(sc.Record)
 		for _, t := range ts {
 			mark := "ok  "
-			if !t.OK {
+			switch {
+			case unjudged:
+				mark = "-   "
+			case !t.OK:
 				mark = "FAIL"
 			}
 			fmt.Fprintf(&b, "  %s  %s  %s\n", mark, t.Metric, t.Expression)
+		}
+		if unjudged && len(ts) > 0 {
+			fmt.Fprintf(&b, "  (%s: not judged: setup() failed, no load was generated)\n", sc.Name)
 		}
 	}
 	if len(s.FailedChecks) > 0 {
@@ -176,4 +195,17 @@ func shortID(id string) string {
 		return algo + ":" + hex
 	}
 	return hex
+}
+
+func nonEmpty(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return []string{s}
+}
+
+// setupRan reports whether the scenario's setup() returned: its record keeps the setup data's scalars,
+// null when setup() threw or aborted.
+func setupRan(r *Record) bool {
+	return len(r.Setup) > 0 && string(r.Setup) != "null"
 }

@@ -9,7 +9,7 @@ import encoding from 'k6/encoding';
 import exec from 'k6/execution';
 import { probeCertctl } from './probe.js';
 import { ariCertID } from './der.js';
-import { setupParams, registerAgent, issueWithCSR } from './certctl.js';
+import { setupParams, registerAgent, issueWithCSR, untimedHeaders } from './certctl.js';
 
 const B64URL = /^[A-Za-z0-9_-]+$/;
 
@@ -123,7 +123,7 @@ export function limiterProbe(cfg) {
   // The directory, not new-nonce: the limiter counts every request of a client, and faults a test puts
   // on new-nonce must not slow this burst below the limit.
   const url = `${acmeBase(cfg)}/directory`;
-  const p = { headers: { Authorization: `Bearer ${cfg.token}` }, timeout: '10s', tags: { phase: 'setup' }, responseCallback: http.expectedStatuses(200, 429) };
+  const p = { headers: untimedHeaders('setup', { Authorization: `Bearer ${cfg.token}` }), timeout: '10s', tags: { phase: 'setup' }, responseCallback: http.expectedStatuses(200, 429) };
   const answers = http.batch(Array.from({ length: 200 }, () => ['GET', url, null, p]));
   const limited = answers.filter((r) => r.status === 429).length;
   if (limited === 0) {

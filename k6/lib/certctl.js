@@ -5,6 +5,15 @@ import { check } from 'k6';
 import exec from 'k6/execution';
 import { bulkRenewMatched, bulkRenewEnqueued, bulkRenewSkipped, bulkRenewFailed } from './metrics.js';
 
+// Requests no budget judges (setup, clean-up, a follow-up) carry this header: the fault proxy (FAULT_*)
+// passes them unfaulted, so a fault slows or breaks what is measured and nothing else.
+export const UNTIMED_HEADER = 'X-Loadtest-Untimed';
+
+// untimedHeaders(phase, headers) -> headers marked as untimed, for phase ('setup', 'cleanup', …).
+export function untimedHeaders(phase, headers) {
+  return Object.assign({}, headers || {}, { [UNTIMED_HEADER]: phase });
+}
+
 function auth(cfg, extra) {
   return Object.assign(
     { Authorization: `Bearer ${cfg.token}`, 'Content-Type': 'application/json' },
@@ -72,7 +81,7 @@ export function listCertificates(cfg, perPage) {
 // 'certificates' or 'agents'.
 export function seededIDs(cfg, collection, prefix) {
   const ids = [];
-  const p = { headers: auth(cfg), timeout: '30s', tags: { phase: 'setup' } };
+  const p = { headers: untimedHeaders('setup', auth(cfg)), timeout: '30s', tags: { phase: 'setup' } };
   for (let page = 1; page < 10000; page++) {
     const res = http.get(`${cfg.baseUrl}/api/v1/${collection}?per_page=500&page=${page}`, p);
     if (res.status !== 200) throw new Error(`listing ${collection} (page ${page}) answered HTTP ${res.status}: ${String(res.body).slice(0, 200)}`);
@@ -133,7 +142,7 @@ export function heartbeat(cfg, agentID) {
 // really sign a certificate. Setup code only; each step throws a sentence on the first failure.
 // params: request parameters for setup (tagged phase:setup, so no budget counts them).
 export function setupParams(cfg) {
-  return { headers: auth(cfg), timeout: '30s', tags: { phase: 'setup' }, responseCallback: http.expectedStatuses(200, 201, 202) };
+  return { headers: untimedHeaders('setup', auth(cfg)), timeout: '30s', tags: { phase: 'setup' }, responseCallback: http.expectedStatuses(200, 201, 202) };
 }
 
 // registerAgent: agents do not register themselves; the id is the server's.

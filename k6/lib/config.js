@@ -62,6 +62,10 @@ export function loadConfig(env) {
       issuer: knob(env, 'LT_ISSUER_ID'),
       profile: knob(env, 'LT_PROFILE_ID'),
     }),
+    // Set by the harness, not knobs: the free space where this run's results go and how many scenarios
+    // share it (0 when unknown: no disk check).
+    resultsFreeBytes: positiveInt(env, 'LT_RESULTS_FREE_BYTES', 0),
+    runScenarios: positiveInt(env, 'LT_RUN_SCENARIOS', 1),
     // RATE_<SCENARIO> overrides a scenario's default rate, e.g. RATE_LIST_CERTIFICATES=20.
     rateFor(scenario, fallback) {
       return positiveInt(env, `RATE_${scenario.toUpperCase()}`, fallback);

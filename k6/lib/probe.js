@@ -2,6 +2,7 @@
 // one sentence that says what to fix. exec.test.abort keeps handleSummary (and so the results) running.
 import http from 'k6/http';
 import exec from 'k6/execution';
+import { untimedHeaders } from './certctl.js';
 
 const TIMEOUT = '10s';
 
@@ -17,7 +18,7 @@ function reason(cfg, res, what) {
 
 export function probeCertctl(cfg, fail) {
   const abort = fail || ((msg) => exec.test.abort(msg));
-  const params = { timeout: TIMEOUT, tags: { phase: 'setup' }, responseCallback: http.expectedStatuses(200) };
+  const params = { headers: untimedHeaders('setup'), timeout: TIMEOUT, tags: { phase: 'setup' }, responseCallback: http.expectedStatuses(200) };
 
   const health = http.get(`${cfg.baseUrl}/health`, params);
   if (health.status !== 200) {
@@ -27,7 +28,7 @@ export function probeCertctl(cfg, fail) {
   if (!cfg.token) {
     return abort('no API token: set CERTCTL_TOKEN to an admin API key of this certctl');
   }
-  const authed = Object.assign({}, params, { headers: { Authorization: `Bearer ${cfg.token}` } });
+  const authed = Object.assign({}, params, { headers: untimedHeaders('setup', { Authorization: `Bearer ${cfg.token}` }) });
   const who = http.get(`${cfg.baseUrl}/api/v1/auth/check`, authed);
   if (who.status === 401) {
     return abort('certctl rejected the API token (401 on /api/v1/auth/check): set CERTCTL_TOKEN to an admin API key of this server');

@@ -22,18 +22,51 @@ import { probeCertctl } from './probe.js';
 import { scenarioRecord, renderLine } from './summary.js';
 
 // p(99) is not in k6's default set.
-const TREND_STATS = ['avg', 'min', 'med', 'p(90)', 'p(95)', 'p(99)', 'max'];
+const TREND_STATS = ['avg', 'min', 'med', 'p(90)', 'p(95)', 'p(99)', 'max', 'count'];
 
 // guardedSetup: a setup that throws would print a stack trace and exit 107; abort says why in one
 // sentence, and handleSummary still writes the record.
-export function guardedSetup(name, probe, cfg) {
+export function guardedSetup(name, probe, cfg, resultsBytes) {
   return () => {
+    const short = diskShortfall(name, resultsBytes || 0, cfg);
+    if (short) return exec.test.abort(short);
     try {
       return probe(cfg);
     } catch (e) {
       return exec.test.abort(`setup of ${name} failed: ${e && e.message ? e.message : e}`);
     }
   };
+}
+
+// What a scenario writes: its raw samples, measured at 420 bytes per acme_flow iteration (three
+// requests) gzipped, so 1 KiB per iteration is a margin; and its dashboard, record and log, under 1 MiB.
+// A constant-VU scenario has no rate: 10 iterations per VU and second bounds acme_burst's on our
+// machines.
+const RAW_BYTES_PER_ITERATION = 1024;
+const BYTES_PER_SCENARIO = 1 << 20;
+const ITERATIONS_PER_VU_SECOND = 10;
+
+// resultsBytes(k6 scenario, seconds) -> the bytes its results take at most, about.
+export function resultsBytes(sc, seconds) {
+  const perSecond = sc.executor === 'constant-vus' ? sc.vus * ITERATIONS_PER_VU_SECOND : sc.rate / timeUnitSeconds(sc.timeUnit);
+  return Math.ceil(perSecond * seconds) * RAW_BYTES_PER_ITERATION + BYTES_PER_SCENARIO;
+}
+
+// diskShortfall: a sentence when the run's scenarios, each needing about `need`, would not fit in the
+// free space the harness measured; null otherwise. Checked in setup(), before any load: a full disk
+// mid-run loses the records of every scenario.
+export function diskShortfall(name, need, cfg) {
+  if (!cfg.resultsFreeBytes || !need) return null;
+  const all = need * cfg.runScenarios;
+  if (all <= cfg.resultsFreeBytes) return null;
+  const mb = (b) => `${Math.ceil(b / (1 << 20))} MB`;
+  return `not enough disk space for the results: ${name} writes about ${mb(need)} in ${cfg.duration}, ${cfg.runScenarios} scenario(s) about ${mb(all)}, ` +
+    `and RESULTS_DIR has ${mb(cfg.resultsFreeBytes)} free: free some space, point RESULTS_DIR elsewhere or shorten DURATION`;
+}
+
+function timeUnitSeconds(unit) {
+  const m = /^(\d+)?(ms|s|m|h)$/.exec(unit || '1s');
+  return (m && m[1] ? parseInt(m[1], 10) : 1) * ({ ms: 0.001, s: 1, m: 60, h: 3600 }[m ? m[2] : 's']);
 }
 
 // metricOf: a spec's metric (symbol or built-in name) as a name k6 knows.
@@ -85,7 +118,7 @@ export function defineScenario(specIn, env) {
   return {
     cfg,
     options,
-    setup: guardedSetup(spec.name, probe, cfg),
+    setup: guardedSetup(spec.name, probe, cfg, resultsBytes(k6scenario, cfg.durationSeconds)),
     handleSummary: (data) => {
       const rec = scenarioRecord(data, spec, k6scenario, cfg);
       return {

@@ -58,6 +58,8 @@ export function scenarioRecord(data, spec, k6scenario, cfg) {
   const failed = metric(data, 'http_req_failed', name);
   const thresholds = thresholdResults(data);
   const seconds = cfg.durationSeconds;
+  const okLatency = spec.latencyMetric ? metric(data, spec.latencyMetric, name)
+    : data.metrics[`http_req_duration{expected_response:true,scenario:${name}}`] || null;
   const trends = {};
   for (const [field, m] of Object.entries(spec.trends || {})) trends[field] = latency(metric(data, m, name));
   const counters = {};
@@ -76,8 +78,10 @@ export function scenarioRecord(data, spec, k6scenario, cfg) {
     dropped_iterations: count('dropped_iterations'),
     requests: count('http_reqs'),
     error_rate: round(failed && failed.values.rate, 6),
-    latency_metric: spec.latencyMetric || 'http_req_duration',
-    latency_ms: latency(metric(data, spec.latencyMetric || 'http_req_duration', name)),
+    // Successful requests only (thresholds.js): a failed request's 0 ms is not certctl answering fast.
+    latency_metric: spec.latencyMetric || 'http_req_duration{expected_response:true}',
+    latency_ms: latency(okLatency),
+    latency_samples: num(okLatency && okLatency.values && okLatency.values.count),
     // One whole iteration (every request of the journey, and its checks): what a VU is busy for.
     iteration_ms: latency(metric(data, 'iteration_duration', name)),
     thresholds,
@@ -113,7 +117,7 @@ export function renderLine(rec) {
   return (
     `${rec.scenario}: ${rec.requests} requests, ${rec.achieved_rate_per_s}/s of ${rec.target_rate_per_s}/s, ` +
     `dropped ${rec.dropped_iterations}, errors ${(rec.error_rate * 100).toFixed(2)} %, ` +
-    `p95 ${l.p95} ms, p99 ${l.p99} ms — ` +
+    (rec.latency_samples === 0 && rec.requests > 0 ? 'no successful request to time — ' : `p95 ${l.p95} ms, p99 ${l.p99} ms — `) +
     (failed.length ? `FAILED: ${failed.join('; ')}` : 'thresholds ok')
   );
 }

@@ -7,8 +7,15 @@ import { knownMetric } from './metrics.js';
 const budgets = JSON.parse(open('./thresholds.json'));
 
 // Sub-metrics a summary needs even when no threshold names them (k6 only keeps the sub-metrics that
-// thresholds mention; an empty list records one without judging it).
+// thresholds mention; an empty list records one without judging it). The record's latency figures are
+// the successful requests' (expected_response:true, scoped below).
 const RECORDED = ['http_reqs', 'iterations', 'iteration_duration', 'http_req_duration', 'http_req_failed', 'dropped_iterations'];
+
+// A failed request's timings are not certctl's latency: a refused connection takes 0 ms, so during an
+// outage every percentile falls and a latency budget would hold. k6 tags every HTTP sample with
+// expected_response; latency budgets judge the successful ones, and http_req_failed the rest.
+const SUCCESS_ONLY = ['http_req_duration', 'http_req_waiting', 'http_req_sending', 'http_req_receiving',
+  'http_req_connecting', 'http_req_tls_handshaking', 'http_req_blocked'];
 
 const ARRIVAL_RATE = ['constant-arrival-rate', 'ramping-arrival-rate'];
 
@@ -48,6 +55,7 @@ export function scoped(selector, scenario, tags) {
       if (!parts.some((t) => t.startsWith(`${k}:`))) parts.push(`${k}:${v}`);
     }
   }
+  if (SUCCESS_ONLY.includes(m[1]) && !parts.some((t) => t.startsWith('expected_response:'))) parts.push('expected_response:true');
   parts.push(`scenario:${scenario}`);
   return `${m[1]}{${parts.join(',')}}`;
 }
@@ -57,6 +65,8 @@ export function thresholdsFor(budget, scenario, executor, tags, table) {
   const b = budgetFor(budget, table);
   const out = {};
   for (const metric of RECORDED) out[scoped(metric, scenario)] = [];
+  // Every request's duration too, failed ones included: the summary's figures are the successful ones'.
+  out[`http_req_duration{scenario:${scenario}}`] = [];
   for (const [selector, exprs] of Object.entries(b)) {
     knownMetric(selector, `budget "${budget}" (k6/lib/thresholds.json)`);
     if (!Array.isArray(exprs) || exprs.length === 0) {

@@ -6,7 +6,8 @@ import { scenarioRecord, thresholdResults, renderLine, RECORD_SCHEMA } from '../
 import { ariCertID } from '../lib/der.js';
 import { syntheticARIID } from '../lib/acme.js';
 import { knownMetric, customNames } from '../lib/metrics.js';
-import { metricOf } from '../lib/scenario.js';
+import { metricOf, resultsBytes, diskShortfall } from '../lib/scenario.js';
+import { untimedHeaders, UNTIMED_HEADER } from '../lib/certctl.js';
 
 // A leaf certctl 151107c issued through the agent CSR path; its ARI id checked with openssl.
 const ARI_LEAF = open('./testdata/ari-leaf.pem');
@@ -40,8 +41,12 @@ function testConfig() {
 }
 
 function testThresholds() {
-  eq('scoped plain', scoped('http_req_duration', 'a'), 'http_req_duration{scenario:a}');
-  eq('scoped with tags', scoped('http_req_duration{endpoint:nonce}', 'a'), 'http_req_duration{endpoint:nonce,scenario:a}');
+  eq('scoped plain', scoped('checks', 'a'), 'checks{scenario:a}');
+  eq('scoped with tags', scoped('checks{endpoint:nonce}', 'a'), 'checks{endpoint:nonce,scenario:a}');
+  eq('a latency is scoped to successful requests', scoped('http_req_duration', 'a'), 'http_req_duration{expected_response:true,scenario:a}');
+  eq('a latency with tags too', scoped('http_req_duration{endpoint:nonce}', 'a'), 'http_req_duration{endpoint:nonce,expected_response:true,scenario:a}');
+  eq('an explicit expected_response stays', scoped('http_req_duration{expected_response:false}', 'a'), 'http_req_duration{expected_response:false,scenario:a}');
+  eq('failures are not a latency', scoped('http_req_failed', 'a'), 'http_req_failed{scenario:a}');
   throws('scoped rejects scenario tag', () => scoped('x{scenario:b}', 'a'), /names a scenario itself/);
   throws('scoped rejects junk', () => scoped('x{', 'a'), /malformed/);
   throws('unknown budget', () => budgetFor('nope'), /no budget named "nope"/);
@@ -85,8 +90,9 @@ function testThresholds() {
   eq('iteration_duration recorded per scenario', nginx['iteration_duration{scenario:nginx}'], []);
   throws('an arrival-rate scenario needs a dropped_iterations budget', () => thresholdsFor('acme_burst', 'x', 'constant-arrival-rate'), /no dropped_iterations/);
   const t = thresholdsFor('issuance_acceptance', 'issuance_acceptance', 'constant-arrival-rate');
-  eq('issuance p95/p99', t['http_req_duration{scenario:issuance_acceptance}'], ['p(95)<2000', 'p(99)<5000']);
-  eq('list p95/p99', thresholdsFor('list_certificates', 'list_certificates', 'constant-arrival-rate')['http_req_duration{scenario:list_certificates}'], ['p(95)<800', 'p(99)<2000']);
+  eq('issuance p95/p99', t['http_req_duration{expected_response:true,scenario:issuance_acceptance}'], ['p(95)<2000', 'p(99)<5000']);
+  eq('list p95/p99', thresholdsFor('list_certificates', 'list_certificates', 'constant-arrival-rate')['http_req_duration{expected_response:true,scenario:list_certificates}'], ['p(95)<800', 'p(99)<2000']);
+  eq('every request\'s duration is recorded too', t['http_req_duration{scenario:issuance_acceptance}'], []);
 }
 
 function testMetrics() {
@@ -106,11 +112,13 @@ function fakeData() {
       'iterations{scenario:s}': { type: 'counter', values: { count: 1490, rate: 47.3 } },
       'dropped_iterations{scenario:s}': { type: 'counter', values: { count: 10, rate: 0.3 }, thresholds: { 'count==0': { ok: false } } },
       'http_req_failed{scenario:s}': { type: 'rate', values: { rate: 0.002, passes: 3, fails: 1497 }, thresholds: { 'rate<0.01': { ok: true } } },
-      'http_req_duration{scenario:s}': {
+      'http_req_duration{expected_response:true,scenario:s}': {
         type: 'trend',
-        values: { avg: 3.5, min: 1, med: 3.1, 'p(90)': 5, 'p(95)': 6.25, 'p(99)': 9.5, max: 40 },
+        values: { avg: 3.5, min: 1, med: 3.1, 'p(90)': 5, 'p(95)': 6.25, 'p(99)': 9.5, max: 40, count: 1497 },
         thresholds: { 'p(95)<800': { ok: true }, 'p(99)<2000': { ok: true } },
       },
+      // The 3 failed requests took 0 ms: kept apart, they do not pull the figures down.
+      'http_req_duration{scenario:s}': { type: 'trend', values: { avg: 3.49, min: 0, med: 3.1, 'p(90)': 5, 'p(95)': 6.25, 'p(99)': 9.5, max: 40, count: 1500 } },
       http_reqs: { type: 'counter', values: { count: 1503, rate: 47.7 } },
     },
   };
@@ -126,18 +134,22 @@ function testSummary() {
   eq('record achieved rate = iterations / configured duration', rec.achieved_rate_per_s, 49.667);
   eq('record dropped', rec.dropped_iterations, 10);
   eq('record error rate', rec.error_rate, 0.002);
-  eq('record latency', rec.latency_ms, { avg: 3.5, min: 1, p50: 3.1, p90: 5, p95: 6.25, p99: 9.5, max: 40 });
+  eq('record latency: the successful requests\'', rec.latency_ms, { avg: 3.5, min: 1, p50: 3.1, p90: 5, p95: 6.25, p99: 9.5, max: 40 });
+  eq('record latency samples', [rec.latency_samples, rec.latency_metric], [1497, 'http_req_duration{expected_response:true}']);
   eq('record verdict', rec.thresholds_ok, false);
   eq('record setup data', rec.setup.certctl_version, 'v2.1.7');
   eq('threshold list', thresholdResults(fakeData()).map((t) => `${t.ok ? 'ok' : 'FAIL'} ${t.metric} ${t.expression}`), [
     'FAIL dropped_iterations{scenario:s} count==0',
-    'ok http_req_duration{scenario:s} p(95)<800',
-    'ok http_req_duration{scenario:s} p(99)<2000',
+    'ok http_req_duration{expected_response:true,scenario:s} p(95)<800',
+    'ok http_req_duration{expected_response:true,scenario:s} p(99)<2000',
     'ok http_req_failed{scenario:s} rate<0.01',
   ]);
   truthy('line names the failed threshold', /FAILED: dropped_iterations\{scenario:s\} count==0/.test(renderLine(rec)));
   const empty = scenarioRecord({ metrics: {}, state: {} }, spec, k6scenario, { durationSeconds: 30 });
   eq('a scenario with no samples reports zeros, not NaN', [empty.requests, empty.latency_ms.p99, empty.error_rate], [0, 0, 0]);
+  const down = fakeData();
+  delete down.metrics['http_req_duration{expected_response:true,scenario:s}'];
+  truthy('every request failed: no latency to print', /no successful request to time/.test(renderLine(scenarioRecord(down, spec, k6scenario, { durationSeconds: 30 }))));
 }
 
 function testARI() {
@@ -149,8 +161,28 @@ function testARI() {
   truthy('synthetic ARI ids differ', syntheticARIID(1) !== syntheticARIID(2));
 }
 
+function testDisk() {
+  const MB = 1 << 20;
+  eq('results of 50/s for 300 s', resultsBytes({ executor: 'constant-arrival-rate', rate: 50, timeUnit: '1s' }, 300), 15000 * 1024 + MB);
+  eq('results of 100/min for 60 s', resultsBytes({ executor: 'constant-arrival-rate', rate: 100, timeUnit: '1m' }, 60), 100 * 1024 + MB);
+  eq('results of 200 VUs for 60 s', resultsBytes({ executor: 'constant-vus', vus: 200 }, 60), 120000 * 1024 + MB);
+  eq('no free space measured: no check', diskShortfall('a', 100 * MB, { resultsFreeBytes: 0, runScenarios: 2 }), null);
+  eq('enough for all', diskShortfall('a', 10 * MB, { resultsFreeBytes: 20 * MB, runScenarios: 2, duration: '5m' }), null);
+  const short = diskShortfall('a', 11 * MB, { resultsFreeBytes: 20 * MB, runScenarios: 2, duration: '5m' });
+  truthy('short for all: says so', /not enough disk space for the results: a writes about 11 MB in 5m, 2 scenario\(s\) about 22 MB, and RESULTS_DIR has 20 MB free/.test(short));
+}
+
+function testUntimed() {
+  const h = untimedHeaders('cleanup', { Authorization: 'Bearer x' });
+  eq('untimed headers keep the others', h.Authorization, 'Bearer x');
+  eq('untimed headers name the phase', h[UNTIMED_HEADER], 'cleanup');
+  eq('untimed headers alone', Object.keys(untimedHeaders('setup')).join(','), UNTIMED_HEADER);
+}
+
 export default function () {
   testARI();
+  testUntimed();
+  testDisk();
   testConfig();
   testThresholds();
   testMetrics();

@@ -166,8 +166,9 @@ func run(t *testing.T, env []string, name string, args ...string) result {
 	return runDuring(t, env, nil, name, args...)
 }
 
-// runDuring is run with `during` called in parallel, for tests that act on the stack while it runs.
-func runDuring(t *testing.T, env []string, during func(), name string, args ...string) result {
+// runDuring is run with `during` called in parallel, for tests that act on the stack (or on the
+// harness's process) while it runs.
+func runDuring(t *testing.T, env []string, during func(p *os.Process), name string, args ...string) result {
 	t.Helper()
 	cmd := exec.Command(name, args...)
 	cmd.Dir = root
@@ -185,13 +186,16 @@ func runDuring(t *testing.T, env []string, during func(), name string, args ...s
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
 	done := make(chan struct{})
 	if during != nil {
-		go func() { defer close(done); during() }()
+		go func() { defer close(done); during(cmd.Process) }()
 	} else {
 		close(done)
 	}
-	err := cmd.Run()
+	err := cmd.Wait()
 	<-done
 	r := result{elapsed: time.Since(start), output: out.String(), runID: runID}
 	if ee, ok := err.(*exec.ExitError); ok {
@@ -304,8 +308,9 @@ func scenarioByName(t *testing.T, s report.Summary, name string) (status string,
 }
 
 // thresholdKey names a threshold as thresholds.json writes it: the metric with its own tags, without
-// the scenario tag thresholds.js adds, then the expression ("checks{walk:page} rate==1"). Keeping the
-// other tags matters: a scenario may hold the same expression on two tag sets.
+// the tags thresholds.js adds (the scenario's, a latency's expected_response:true), then the
+// expression ("checks{walk:page} rate==1"). Keeping the other tags matters: a scenario may hold the
+// same expression on two tag sets.
 func thresholdKey(metric, expression string) string {
 	name, tags, ok := strings.Cut(strings.TrimSuffix(metric, "}"), "{")
 	if !ok {
@@ -313,7 +318,7 @@ func thresholdKey(metric, expression string) string {
 	}
 	var kept []string
 	for _, tag := range strings.Split(tags, ",") {
-		if !strings.HasPrefix(tag, "scenario:") {
+		if !strings.HasPrefix(tag, "scenario:") && tag != "expected_response:true" {
 			kept = append(kept, tag)
 		}
 	}

@@ -34,6 +34,16 @@ func TestBadInput(t *testing.T) {
 			}
 		})
 	}
+	t.Run("a RUN_ID already used", func(t *testing.T) {
+		results := t.TempDir()
+		if err := os.Mkdir(filepath.Join(results, "used-once"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		r := loadtestRun(t, stackEnv(t, "RESULTS_DIR="+results, "RUN_ID=used-once"))
+		wantCode(t, r, 2)
+		wantOutput(t, r, `used-once already exists: results of a run are never overwritten; pick another RUN_ID`)
+		wantOutput(t, r, `loadtest: exit 2 \(bad input.*\): no run directory was created for run used-once`)
+	})
 	t.Run("through make", func(t *testing.T) {
 		r := run(t, stackEnv(t, "TIER=bogus"), "make", "loadtest")
 		if r.code == 0 {
@@ -75,14 +85,15 @@ func TestWrongToken(t *testing.T) {
 	}
 }
 
-// The server is killed mid-run: the run fails, and the figures of what did run are kept. A re-run right
-// after works and gets its own directory.
+// The server is killed mid-run: the run fails as a stack fault that names the server, when and during
+// what; the figures of what did run are kept, and the failed requests are not in the latency. A re-run
+// right after works and gets its own directory.
 func TestServerKilledMidRunThenRerun(t *testing.T) {
 	t.Parallel()
 	results := t.TempDir()
 	id := newRunID()
 	env := stackEnv(t, "DURATION=20s", "RESULTS_DIR="+results, "RUN_ID="+id)
-	r := runDuring(t, env, func() {
+	r := runDuring(t, env, func(*os.Process) {
 		if waitForContainers(t, id, "-k6-", 2, 2*time.Minute) != nil {
 			time.Sleep(10 * time.Second)
 			docker(t, "kill", "certctl-lt-"+id+"-certctl-server-1")
@@ -91,7 +102,8 @@ func TestServerKilledMidRunThenRerun(t *testing.T) {
 	if r.code == 0 {
 		t.Fatalf("run passed although the server died:\n%s", r.output)
 	}
-	wantCode(t, r, 99)
+	wantCode(t, r, 5)
+	wantOutput(t, r, `(?m)^! certctl-server exited with 137 at 00:1\d into the load \(during issuance_acceptance, list_certificates\) \(sent signal (9|KILL)\) and did not come back$`)
 	for _, sc := range r.summary.Scenarios {
 		if sc.Record == nil || sc.Record.Requests == 0 {
 			t.Errorf("%s: the figures of the part that ran are lost", sc.Name)
@@ -101,6 +113,13 @@ func TestServerKilledMidRunThenRerun(t *testing.T) {
 		if th["http_req_failed rate<0.01"] {
 			t.Errorf("%s: failed-requests threshold passed with the server gone", sc.Name)
 		}
+		// The latency is the successful requests': an outage cannot read as fast.
+		if n := sc.Record.LatencySamples; n == nil || *n == 0 || *n >= sc.Record.Requests || sc.Record.LatencyMS.P50 == 0 {
+			t.Errorf("%s: latency of %v samples of %.0f requests, p50 %.2f ms: the failed requests are in it", sc.Name, n, sc.Record.Requests, sc.Record.LatencyMS.P50)
+		}
+	}
+	if s := afterLoad(r.summary, "certctl-server"); s.State != "exited" || s.ExitCode != 137 {
+		t.Errorf("certctl-server after the load: %+v", s)
 	}
 
 	again := loadtestRun(t, stackEnv(t, "RESULTS_DIR="+results))

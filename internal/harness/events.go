@@ -1,0 +1,204 @@
+package harness
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"certctl-loadtest/internal/report"
+)
+
+// Interrupted is the cause of a run's cancellation by a signal; main cancels the run's context with it.
+type Interrupted struct {
+	Signal string    // SIGINT, SIGTERM
+	At     time.Time // when it arrived
+}
+
+func (i Interrupted) Error() string { return "interrupted by " + i.Signal }
+
+// dockerEvent is one line of `docker events --format '{{json .}}'`.
+type dockerEvent struct {
+	Type   string `json:"Type"`
+	Action string `json:"Action"`
+	Actor  struct {
+		ID         string            `json:"ID"`
+		Attributes map[string]string `json:"Attributes"`
+	} `json:"Actor"`
+	TimeNano int64 `json:"timeNano"`
+}
+
+// stackEvents reads the container events of the run's project between since and until. The engine
+// keeps them, so they are read once, after the load, whatever happened meanwhile.
+func (r *Runner) stackEvents(since, until time.Time) ([]report.StackEvent, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var out, errb bytes.Buffer
+	code, err := r.Exec(ctx, Cmd{Name: "docker", Args: []string{"events",
+		"--since", since.UTC().Format(time.RFC3339Nano), "--until", until.UTC().Format(time.RFC3339Nano),
+		"--filter", "type=container", "--filter", "label=com.docker.compose.project=" + r.Cfg.Project,
+		"--format", "{{json .}}"}, Env: r.Env, Stdout: &out, Stderr: &errb})
+	if err != nil || code != 0 {
+		return nil, fmt.Errorf("docker events: exit %d: %s", code, firstLine(errb.String(), err))
+	}
+	return parseEvents(&out, since)
+}
+
+// Actions that change what a container does; the rest (exec, attach, …) say nothing about the load.
+var stackActions = map[string]bool{"die": true, "kill": true, "oom": true, "pause": true, "unpause": true, "start": true, "stop": true, "restart": true}
+
+func parseEvents(rd io.Reader, loadStart time.Time) ([]report.StackEvent, error) {
+	var events []report.StackEvent
+	sc := bufio.NewScanner(rd)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" {
+			continue
+		}
+		var e dockerEvent
+		if err := json.Unmarshal([]byte(line), &e); err != nil {
+			return events, fmt.Errorf("docker events: %w", err)
+		}
+		if e.Type != "container" || !stackActions[e.Action] {
+			continue
+		}
+		at := time.Unix(0, e.TimeNano).UTC()
+		a := e.Actor.Attributes
+		ev := report.StackEvent{
+			Service: a["com.docker.compose.service"], Container: a["name"], Action: e.Action, At: at,
+			IntoLoadS: at.Sub(loadStart).Round(time.Millisecond).Seconds(),
+		}
+		if c, err := strconv.Atoi(a["exitCode"]); err == nil && e.Action == "die" {
+			ev.ExitCode = &c
+		}
+		if e.Action == "kill" {
+			ev.Signal = a["signal"]
+		}
+		events = append(events, ev)
+	}
+	sort.SliceStable(events, func(i, j int) bool { return events[i].At.Before(events[j].At) })
+	return events, sc.Err()
+}
+
+// describeEvents turns the stack's events during the load into one sentence per fault: a service that
+// was running when the load began and exited, restarted or was paused; a k6 process that was killed
+// (exit 137: its record is lost). running is the services running when the load began; k6Names maps a
+// k6 container's name to its scenario.
+func describeEvents(events []report.StackEvent, running map[string]bool, k6Names map[string]string, scenarios []report.ScenarioRun) []string {
+	var out []string
+	byContainer := map[string][]report.StackEvent{}
+	var order []string
+	for _, e := range events {
+		if _, seen := byContainer[e.Container]; !seen {
+			order = append(order, e.Container)
+		}
+		byContainer[e.Container] = append(byContainer[e.Container], e)
+	}
+	for _, c := range order {
+		evs := byContainer[c]
+		if sc, ok := k6Names[c]; ok {
+			for _, e := range evs {
+				if e.Action == "die" && e.ExitCode != nil && *e.ExitCode == 137 {
+					out = append(out, fmt.Sprintf("k6 of %s was killed (exit 137) at %s into the load: its record is lost, and raw/%s.json.gz ends there",
+						sc, clock(e.IntoLoadS), sc))
+				}
+			}
+			continue
+		}
+		if len(evs) == 0 || !running[evs[0].Service] {
+			continue
+		}
+		out = append(out, describeService(evs, scenarios)...)
+	}
+	return out
+}
+
+// describeService reads one container's events in order.
+func describeService(evs []report.StackEvent, scenarios []report.ScenarioRun) []string {
+	var out []string
+	svc := evs[0].Service
+	oom := false
+	for i, e := range evs {
+		switch e.Action {
+		case "oom":
+			oom = true
+		case "pause":
+			s := fmt.Sprintf("%s was paused at %s into the load%s", svc, clock(e.IntoLoadS), during(e.At, scenarios))
+			if j := next(evs, i, "unpause"); j >= 0 {
+				s += fmt.Sprintf(" and resumed %.1f s later", evs[j].At.Sub(e.At).Seconds())
+			} else {
+				s += " and was still paused when the load ended"
+			}
+			out = append(out, s+": requests to it hung meanwhile")
+		case "die":
+			code := 0
+			if e.ExitCode != nil {
+				code = *e.ExitCode
+			}
+			s := fmt.Sprintf("%s exited with %d at %s into the load%s", svc, code, clock(e.IntoLoadS), during(e.At, scenarios))
+			if k := prev(evs, i, "kill"); k >= 0 && evs[k].Signal != "" {
+				s += fmt.Sprintf(" (sent signal %s)", evs[k].Signal)
+			}
+			if oom {
+				s += " (out of memory)"
+			}
+			if j := next(evs, i, "start"); j >= 0 {
+				s += fmt.Sprintf(" and restarted %.1f s later", evs[j].At.Sub(e.At).Seconds())
+			} else {
+				s += " and did not come back"
+			}
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func next(evs []report.StackEvent, i int, action string) int {
+	for j := i + 1; j < len(evs); j++ {
+		if evs[j].Action == action {
+			return j
+		}
+		if evs[j].Action == evs[i].Action {
+			return -1
+		}
+	}
+	return -1
+}
+
+func prev(evs []report.StackEvent, i int, action string) int {
+	for j := i - 1; j >= 0 && evs[i].At.Sub(evs[j].At) < 15*time.Second; j-- {
+		if evs[j].Action == action {
+			return j
+		}
+	}
+	return -1
+}
+
+// during names the scenarios whose k6 ran at t.
+func during(t time.Time, scenarios []report.ScenarioRun) string {
+	var names []string
+	for _, s := range scenarios {
+		if s.StartedAt != nil && !t.Before(*s.StartedAt) && (s.EndedAt == nil || !t.After(*s.EndedAt)) {
+			names = append(names, s.Name)
+		}
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	return " (during " + strings.Join(names, ", ") + ")"
+}
+
+// clock formats seconds into the load as mm:ss.
+func clock(s float64) string {
+	if s < 0 {
+		s = 0
+	}
+	n := int(s)
+	return fmt.Sprintf("%02d:%02d", n/60, n%60)
+}
