@@ -111,7 +111,7 @@ func describeEvents(events []report.StackEvent, running map[string]bool, k6Names
 			}
 			continue
 		}
-		if len(evs) == 0 || !running[evs[0].Service] {
+		if len(evs) == 0 || (running != nil && !running[evs[0].Service]) {
 			continue
 		}
 		out = append(out, describeService(evs, scenarios)...)

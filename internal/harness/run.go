@@ -103,9 +103,15 @@ func (r *Runner) Run(ctx context.Context) int {
 	return r.writeSummary(dir, &run, code, "")
 }
 
-// runningServices is the services running when the load starts: the ones whose exit is a fault.
+// runningServices is the services running when the load starts: the ones whose exit is a fault. nil
+// when the engine could not say: then every service's events count (the one-shots exited before the
+// load began, so they have none in its window anyway).
 func (r *Runner) runningServices(compose Compose) map[string]bool {
-	states, _ := compose.States(context.Background())
+	states, err := compose.States(context.Background())
+	if err != nil || len(states) == 0 {
+		r.logf("reading the stack's state as the load starts: %v (every service's events will count)", err)
+		return nil
+	}
 	running := map[string]bool{}
 	for _, s := range states {
 		if s.State == "running" {

@@ -362,9 +362,13 @@ func writeFile(path string, b []byte) error {
 	if err != nil {
 		return err
 	}
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		return err
+	_, err = f.Write(b)
+	if cerr := f.Close(); err == nil {
+		err = cerr
 	}
-	return f.Close()
+	if err != nil {
+		// A cut-off summary would read as a summary: none is better.
+		os.Remove(path)
+	}
+	return err
 }
