@@ -129,7 +129,7 @@ func K6Env(name string) bool {
 	case "MAX_VUS", "PRE_VUS", "REQUEST_TIMEOUT", "EXPECT_TLS_VERSION", "BATCH_SIZE":
 		return true
 	}
-	return strings.HasPrefix(name, "RATE_") || strings.HasPrefix(name, "VUS_") || strings.HasPrefix(name, "CONNECTOR_")
+	return strings.HasPrefix(name, "RATE_") || strings.HasPrefix(name, "VUS_") || strings.HasPrefix(name, "CONNECTOR_") || strings.HasPrefix(name, "SPOTCHECK_")
 }
 
 // Load reads the run's configuration. getenv is os.Getenv in production.
@@ -278,6 +278,14 @@ func (c *Config) loadLoadShape(get getter) error {
 			return fmt.Errorf("BATCH_SIZE=%q must be a whole number from 1 to 500 (ids per bulk-renew request)", v)
 		}
 		c.Env["BATCH_SIZE"] = v
+	}
+	if v := get("SPOTCHECK_REVOKE_WAYS", ""); v != "" {
+		for _, w := range strings.Split(v, ",") {
+			if w = strings.TrimSpace(w); w != "ids" && w != "owner" {
+				return fmt.Errorf("SPOTCHECK_REVOKE_WAYS=%q: %q is neither ids nor owner (comma-separated, e.g. ids,owner)", v, w)
+			}
+		}
+		c.Env["SPOTCHECK_REVOKE_WAYS"] = v
 	}
 	if c.Env["SEED_BULK_CERTS"] == "" && slices.ContainsFunc(c.Scenarios, func(s Scenario) bool { return s.Name == "bulk_renewal" }) {
 		if d, err := ParseDuration("DURATION", c.Duration); err == nil {

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"certctl-loadtest/internal/report"
@@ -34,24 +35,69 @@ type dockerEvent struct {
 	TimeNano int64 `json:"timeNano"`
 }
 
-// stackEvents reads the container events of the run's project between since and until. The engine
-// keeps them, so they are read once, after the load, whatever happened meanwhile.
-func (r *Runner) stackEvents(since, until time.Time) ([]report.StackEvent, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	var out, errb bytes.Buffer
-	code, err := r.Exec(ctx, Cmd{Name: "docker", Args: []string{"events",
-		"--since", since.UTC().Format(time.RFC3339Nano), "--until", until.UTC().Format(time.RFC3339Nano),
-		"--filter", "type=container", "--filter", "label=com.docker.compose.project=" + r.Cfg.Project,
-		"--format", "{{json .}}"}, Env: r.Env, Stdout: &out, Stderr: &errb})
-	if err != nil || code != 0 {
-		return nil, fmt.Errorf("docker events: exit %d: %s", code, firstLine(errb.String(), err))
+// watchEvents follows the container events of the run's project from since until stop is called, and
+// stop returns them. They must be followed live: the engine keeps only its last 256 events, and the
+// stack's healthchecks alone (an exec every 2 s per service) push a fault out of them within minutes.
+func (r *Runner) watchEvents(since time.Time) (stop func() ([]report.StackEvent, error)) {
+	ctx, cancel := context.WithCancel(context.Background())
+	var out syncBuffer
+	var errb bytes.Buffer
+	done := make(chan struct{})
+	var code int
+	var err error
+	args := []string{"events", "--since", since.UTC().Format(time.RFC3339Nano),
+		"--filter", "type=container", "--filter", "label=com.docker.compose.project=" + r.Cfg.Project}
+	for _, a := range stackActionNames {
+		args = append(args, "--filter", "event="+a)
 	}
-	return parseEvents(&out, since)
+	go func() {
+		defer close(done)
+		code, err = r.Exec(ctx, Cmd{Name: "docker", Args: append(args, "--format", "{{json .}}"), Env: r.Env, Stdout: &out, Stderr: &errb})
+	}()
+	return func() ([]report.StackEvent, error) {
+		// The engine stamps an event a moment after the fact: the last ones of the load arrive late.
+		select {
+		case <-done:
+		case <-time.After(time.Second):
+		}
+		cancel()
+		<-done
+		events, perr := parseEvents(strings.NewReader(out.String()), since)
+		if ctx.Err() == nil && (err != nil || code != 0) {
+			return events, fmt.Errorf("docker events: exit %d: %s", code, firstLine(errb.String(), err))
+		}
+		return events, perr
+	}
+}
+
+// syncBuffer is a bytes.Buffer the watcher writes while the harness may read it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 // Actions that change what a container does; the rest (exec, attach, …) say nothing about the load.
-var stackActions = map[string]bool{"die": true, "kill": true, "oom": true, "pause": true, "unpause": true, "start": true, "stop": true, "restart": true}
+var stackActionNames = []string{"die", "kill", "oom", "pause", "unpause", "start", "stop", "restart"}
+
+var stackActions = func() map[string]bool {
+	m := map[string]bool{}
+	for _, a := range stackActionNames {
+		m[a] = true
+	}
+	return m
+}()
 
 func parseEvents(rd io.Reader, loadStart time.Time) ([]report.StackEvent, error) {
 	var events []report.StackEvent

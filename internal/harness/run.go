@@ -81,9 +81,10 @@ func (r *Runner) Run(ctx context.Context) int {
 	running := r.runningServices(compose)
 	loadStart := r.Now().UTC()
 	run.LoadStartedAt = &loadStart
+	stopWatching := r.watchEvents(loadStart)
 	run.Scenarios = r.runScenarios(ctx, compose, dir)
 	loadEnd := r.Now().UTC()
-	r.afterLoad(compose, dir, &run, running, loadStart, loadEnd)
+	r.afterLoad(compose, dir, &run, running, stopWatching)
 	r.saveStackLogs(compose, dir)
 	code = collect(dir, run.Scenarios)
 	var in Interrupted
@@ -123,7 +124,7 @@ func (r *Runner) runningServices(compose Compose) map[string]bool {
 
 // afterLoad records what became of the stack during the load: each service's state, the container
 // events, one sentence per fault, and each scenario's raw samples file.
-func (r *Runner) afterLoad(compose Compose, dir string, run *report.Run, running map[string]bool, loadStart, loadEnd time.Time) {
+func (r *Runner) afterLoad(compose Compose, dir string, run *report.Run, running map[string]bool, stopWatching func() ([]report.StackEvent, error)) {
 	states, err := compose.States(context.Background())
 	if err != nil {
 		r.logf("reading the state of the stack after the load: %v", err)
@@ -131,8 +132,7 @@ func (r *Runner) afterLoad(compose Compose, dir string, run *report.Run, running
 	for _, s := range states {
 		run.AfterLoad = append(run.AfterLoad, report.ServiceState{Service: s.Service, State: s.State, Health: s.Health, ExitCode: s.ExitCode})
 	}
-	// The engine stamps events a little after the fact: a second past the load's end catches them.
-	events, err := r.stackEvents(loadStart, loadEnd.Add(time.Second))
+	events, err := stopWatching()
 	if err != nil {
 		r.logf("reading the stack's events: %v (faults during the load are not named)", err)
 	}

@@ -13,6 +13,7 @@ export const DEFAULTS = Object.freeze({
   "LT_POLICY_ID": "lt-policy",
   "LT_ISSUER_ID": "lt-issuer-local",
   "LT_PROFILE_ID": "lt-profile",
+  "SPOTCHECK_REVOKE_WAYS": "ids,owner",
   "SPOTCHECK_CSR_DIR": "/tls/ari",
   "RESULTS_DIR": "results",
   "RUN_ID": "manual",

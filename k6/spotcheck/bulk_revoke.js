@@ -26,9 +26,13 @@ import { knob } from '../lib/config.js';
 import { defineSpotcheck, params, json, trendValues, countOf, round } from './lib/spotcheck.js';
 
 const SIZES = [100, 1000];
-// In this order: ids_100, ids_1000, owner_100, owner_1000.
+const WAYS = knob(__ENV, 'SPOTCHECK_REVOKE_WAYS').split(',').map((w) => w.trim()).filter(Boolean);
+for (const w of WAYS) {
+  if (w !== 'ids' && w !== 'owner') throw new Error(`SPOTCHECK_REVOKE_WAYS="${WAYS.join(',')}": "${w}" is neither ids nor owner`);
+}
+// In this order: ids_100, ids_1000, owner_100, owner_1000 (the ways asked for).
 const CASES = [];
-for (const way of ['ids', 'owner']) {
+for (const way of WAYS) {
   for (const size of SIZES) CASES.push({ way, size, key: `${way}_${size}`, tags: { size: String(size), way } });
 }
 const sel = (metric, c) => `${metric}{size:${c.size},way:${c.way}}`;

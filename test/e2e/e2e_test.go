@@ -2,9 +2,9 @@
 // server packaged from the build in CERTCTL_DIST, real k6 and PostgreSQL, at short durations. Faults a
 // real server cannot be asked for (latency, errors on some routes) come from the fault proxy in front of
 // it (FAULT_*); a crash is a `docker kill` of the real server. Each test pins an exit code and what the
-// results say, and checks that the run left no container, volume or network behind. Most tests run two
-// at a time (make test-e2e: -parallel 2): each stack is its own compose project, and the CPU-bound ones
-// stay serial. A whole-suite run also fails when some threshold was never breached (unbreached).
+// results say, and checks that the run left no container, volume or network behind. Most tests run three
+// at a time (make test-e2e: -parallel 3; many of them spend their time waiting on a fault or on certctl's
+// clock): each stack is its own compose project, and the CPU-bound ones (the scale tier) stay serial. A whole-suite run also fails when some threshold was never breached (unbreached).
 //
 // Without CERTCTL_DIST the package says so once and runs nothing; with CI set, that is a failure.
 package e2e

@@ -15,7 +15,7 @@ import (
 
 // Faults in the middle of a run against the real certctl: each keeps a verdict that names what
 // happened, keeps the figures of what ran, and leaves nothing behind (run's cleanup checks that). Each
-// acts 8 s into a 20 s API-tier run, once both k6 containers are up.
+// acts 7 s into a 12 s API-tier run, once both k6 containers are up (list_certificates starts at 5 s).
 func TestFaultsKeepTheVerdict(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
@@ -53,9 +53,9 @@ func TestFaultsKeepTheVerdict(t *testing.T) {
 			t.Parallel()
 			id := newRunID()
 			var acted time.Time
-			r := runDuring(t, stackEnv(t, "DURATION=20s", "RUN_ID="+id), func(p *os.Process) {
+			r := runDuring(t, stackEnv(t, "DURATION=12s", "RUN_ID="+id), func(p *os.Process) {
 				if waitForContainers(t, id, "-k6-", 2, 2*time.Minute) != nil {
-					time.Sleep(8 * time.Second)
+					time.Sleep(7 * time.Second)
 					acted = time.Now()
 					c.act(t, p, "certctl-lt-"+id)
 				}
