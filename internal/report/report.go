@@ -117,26 +117,26 @@ type RawFile struct {
 
 // Record is what k6's handleSummary writes for one scenario (k6/lib/summary.js).
 type Record struct {
-	Schema            string      `json:"schema"`
-	Scenario          string      `json:"scenario"`
-	Tier              string      `json:"tier"`
-	Executor          string      `json:"executor"`
-	DurationS         float64     `json:"duration_s"`
-	TargetRatePerS    float64     `json:"target_rate_per_s"`
-	AchievedRatePerS  float64     `json:"achieved_rate_per_s"`
-	Iterations        float64     `json:"iterations"`
-	DroppedIterations float64     `json:"dropped_iterations"`
-	Requests          float64     `json:"requests"`
-	ErrorRate         float64     `json:"error_rate"`
-	LatencyMetric     string      `json:"latency_metric"`
-	LatencyMS         Latency     `json:"latency_ms"`
+	Schema            string  `json:"schema"`
+	Scenario          string  `json:"scenario"`
+	Tier              string  `json:"tier"`
+	Executor          string  `json:"executor"`
+	DurationS         float64 `json:"duration_s"`
+	TargetRatePerS    float64 `json:"target_rate_per_s"`
+	AchievedRatePerS  float64 `json:"achieved_rate_per_s"`
+	Iterations        float64 `json:"iterations"`
+	DroppedIterations float64 `json:"dropped_iterations"`
+	Requests          float64 `json:"requests"`
+	ErrorRate         float64 `json:"error_rate"`
+	LatencyMetric     string  `json:"latency_metric"`
+	LatencyMS         Latency `json:"latency_ms"`
 	// LatencySamples is how many requests LatencyMS describes: the successful ones (absent in records
 	// written before failed requests were left out).
-	LatencySamples *float64 `json:"latency_samples,omitempty"`
-	IterationMS       *Latency    `json:"iteration_ms,omitempty"` // absent in records written before it was kept
-	Thresholds        []Threshold `json:"thresholds"`
-	ThresholdsOK      bool        `json:"thresholds_ok"`
-	VUs               struct {
+	LatencySamples *float64    `json:"latency_samples,omitempty"`
+	IterationMS    *Latency    `json:"iteration_ms,omitempty"` // absent in records written before it was kept
+	Thresholds     []Threshold `json:"thresholds"`
+	ThresholdsOK   bool        `json:"thresholds_ok"`
+	VUs            struct {
 		PreAllocated int `json:"pre_allocated"`
 		Max          int `json:"max"`
 	} `json:"vus"`
