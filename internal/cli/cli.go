@@ -8,6 +8,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/debug"
+	"slices"
 	"strings"
 	"time"
 
@@ -17,6 +19,8 @@ import (
 )
 
 var usage = `usage:
+  loadtest help | -h | --help   this text; loadtest <command> --help: the same
+  loadtest version           the harness's build and the k6 and certctl it pins
   loadtest run               run the tiers in TIER against certctl (configuration from the environment,
                              see docs/configuration.md); exits with one of the codes below
   loadtest spotcheck         like run, but the operator spot checks (k6/spotcheck/*.js, one after
@@ -52,8 +56,20 @@ func Main(ctx context.Context, e Env) int {
 		fmt.Fprint(e.Stderr, usage)
 		return harness.ExitBadInput
 	}
-	switch cmd, args := e.Args[0], e.Args[1:]; cmd {
+	cmd, args := e.Args[0], e.Args[1:]
+	if isHelp(cmd) || cmd == "help" || slices.ContainsFunc(args, isHelp) {
+		fmt.Fprint(e.Stdout, usage)
+		return harness.ExitOK
+	}
+	switch cmd {
+	case "version":
+		return versionCmd(e)
 	case "run", "check", "spotcheck":
+		if len(args) > 0 {
+			// Configuration comes from the environment only: an argument would be silently ignored.
+			fmt.Fprintf(e.Stderr, "loadtest: %s takes no arguments (got %q): set its configuration in the environment, e.g. TIER=api DURATION=1m; see docs/configuration.md\n", cmd, strings.Join(args, " "))
+			return harness.ExitBadInput
+		}
 		return runCmd(ctx, e, cmd)
 	case "report":
 		return reportCmd(e, args)
@@ -65,8 +81,36 @@ func Main(ctx context.Context, e Env) int {
 	}
 }
 
+func isHelp(a string) bool { return a == "-h" || a == "--help" || a == "-help" }
+
+// versionCmd prints the harness's revision (from the Go build) and the pins in .env.
+func versionCmd(e Env) int {
+	rev := "dev"
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+				rev = s.Value[:12]
+			}
+		}
+	}
+	fmt.Fprintf(e.Stdout, "loadtest %s\n", rev)
+	pins, err := harness.ReadEnvFile(filepath.Join(e.Root, ".env"))
+	if err != nil {
+		fmt.Fprintf(e.Stderr, "loadtest: %v\n", err)
+		return harness.ExitEnvironment
+	}
+	for _, k := range []string{"IMAGE_K6", "CERTCTL_IMAGE"} {
+		fmt.Fprintf(e.Stdout, "%s=%s\n", k, pins[k])
+	}
+	return harness.ExitOK
+}
+
 // runCmd reads the configuration and, unless cmd is check, hands it to the harness.
 func runCmd(ctx context.Context, e Env, cmd string) int {
+	if err := harness.CheckScenarioVars(e.Root, e.Environ); err != nil {
+		fmt.Fprintf(e.Stderr, "loadtest: %v\n", err)
+		return harness.ExitBadInput
+	}
 	load := harness.Load
 	if cmd == "spotcheck" {
 		load = harness.LoadSpotchecks

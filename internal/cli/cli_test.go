@@ -32,8 +32,12 @@ func mainWith(t *testing.T, args []string, env map[string]string, exec harness.E
 			return 1, nil
 		}
 	}
+	var environ []string
+	for k, v := range env {
+		environ = append(environ, k+"="+v)
+	}
 	o.code = Main(context.Background(), Env{
-		Args: args, Getenv: func(k string) string { return env[k] }, Stdout: &stdout, Stderr: &stderr,
+		Args: args, Getenv: func(k string) string { return env[k] }, Environ: environ, Stdout: &stdout, Stderr: &stderr,
 		Root: root, Exec: exec, Now: func() time.Time { return time.Date(2026, 11, 22, 15, 0, 0, 0, time.UTC) },
 	})
 	o.stdout, o.stderr = stdout.String(), stderr.String()
@@ -49,6 +53,10 @@ func TestBadInput(t *testing.T) {
 		want string
 	}{
 		{"no command", nil, nil, "usage:"},
+		{"an argument to run", []string{"run", "--tier", "api"}, nil, `run takes no arguments (got "--tier api"): set its configuration in the environment`},
+		{"an argument to check", []string{"check", "now"}, nil, `check takes no arguments`},
+		{"a mistyped rate", []string{"check"}, map[string]string{"RATE_LIST_CERTIFICATE": "20"}, `RATE_LIST_CERTIFICATE: no scenario is called list_certificate; did you mean RATE_LIST_CERTIFICATES?`},
+		{"a mistyped scenario", []string{"check"}, map[string]string{"SCENARIOS": "list_certs"}, `no scenario "list_certs" in the selected tiers (did you mean list_certificates?)`},
 		{"unknown command", []string{"attack"}, nil, `unknown command "attack"`},
 		{"unknown tier", []string{"run"}, map[string]string{"TIER": "nope"}, `unknown tier "nope"`},
 		{"malformed duration", []string{"run"}, map[string]string{"DURATION": "5x"}, `DURATION="5x" is not a duration`},
@@ -184,5 +192,19 @@ func TestCommandLine(t *testing.T) {
 	}
 	if got := commandLine("spotcheck", func(string) string { return "" }); got != "loadtest spotcheck" {
 		t.Errorf("commandLine = %q", got)
+	}
+}
+
+// Help and version answer like the tools users know, exit 0, and start nothing.
+func TestHelpAndVersion(t *testing.T) {
+	for _, args := range [][]string{{"help"}, {"-h"}, {"--help"}, {"run", "--help"}, {"check", "-h"}, {"report", "--help"}, {"spotcheck", "-help"}} {
+		o := mainWith(t, args, nil, nil)
+		if o.code != 0 || !strings.HasPrefix(o.stdout, "usage:") || len(o.calls) > 0 {
+			t.Errorf("%v: exit %d, ran %v, stdout %.40q", args, o.code, o.calls, o.stdout)
+		}
+	}
+	o := mainWith(t, []string{"version"}, nil, nil)
+	if o.code != 0 || !strings.HasPrefix(o.stdout, "loadtest ") || !strings.Contains(o.stdout, "IMAGE_K6=grafana/k6:") || !strings.Contains(o.stdout, "CERTCTL_IMAGE=") {
+		t.Errorf("version: exit %d:\n%s%s", o.code, o.stdout, o.stderr)
 	}
 }

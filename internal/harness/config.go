@@ -518,7 +518,7 @@ func selectScenarios(spec string, all []Scenario) ([]Scenario, error) {
 		n = strings.TrimSpace(n)
 		s, ok := byName[n]
 		if !ok {
-			return nil, fmt.Errorf("SCENARIOS=%q: no scenario %q in the selected tiers; they have: %s", spec, n, strings.Join(names, ", "))
+			return nil, fmt.Errorf("SCENARIOS=%q: no scenario %q in the selected tiers (did you mean %s?); they have: %s", spec, n, Closest(n, names), strings.Join(names, ", "))
 		}
 		out = append(out, s)
 	}

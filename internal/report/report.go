@@ -164,6 +164,23 @@ type Threshold struct {
 	Metric     string `json:"metric"`
 	Expression string `json:"expression"`
 	OK         bool   `json:"ok"`
+	// Value is what the expression judged (p(95), rate, count …); absent when the metric had no sample,
+	// and in records written before it was kept.
+	Value *float64 `json:"value,omitempty"`
+}
+
+var aggregateRE = regexp.MustCompile(`^\s*(p\(\d+(?:\.\d+)?\)|avg|min|max|med|count|rate|value)`)
+
+// Measured is the value beside its aggregate, "p(95)=910.2", or "" when the record has none.
+func (t Threshold) Measured() string {
+	if t.Value == nil {
+		return ""
+	}
+	agg := "value"
+	if m := aggregateRE.FindStringSubmatch(t.Expression); m != nil {
+		agg = m[1]
+	}
+	return agg + "=" + strconv.FormatFloat(*t.Value, 'f', -1, 64)
 }
 
 // Scenario is one row of summary.json: the record (if k6 wrote one) plus how its process ended.
@@ -287,7 +304,11 @@ func Assemble(dir string, run Run) Summary {
 		if row.Record != nil {
 			for _, t := range row.Record.Thresholds {
 				if !t.OK {
-					s.FailedChecks = append(s.FailedChecks, fmt.Sprintf("%s: threshold %s %s", sr.Name, t.Metric, t.Expression))
+					line := fmt.Sprintf("%s: threshold %s %s", sr.Name, t.Metric, t.Expression)
+					if m := t.Measured(); m != "" {
+						line += " (measured " + m + ")"
+					}
+					s.FailedChecks = append(s.FailedChecks, line)
 				}
 			}
 		}

@@ -99,6 +99,8 @@ func Text(s Summary) string {
 	if len(s.Scenarios) > 0 {
 		b.WriteString("\nthresholds\n")
 	}
+	// Each line: verdict, metric, limit and what was measured, in columns across every scenario.
+	ttw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	for _, sc := range s.Scenarios {
 		if sc.Record == nil {
 			continue
@@ -108,19 +110,24 @@ func Text(s Summary) string {
 		// k6 reports the thresholds of a run whose setup() aborted as held, over no samples at all.
 		unjudged := !setupRan(sc.Record)
 		for _, t := range ts {
-			mark := "ok  "
+			mark := "ok"
 			switch {
 			case unjudged:
-				mark = "-   "
+				mark = "-"
 			case !t.OK:
 				mark = "FAIL"
 			}
-			fmt.Fprintf(&b, "  %s  %s  %s\n", mark, t.Metric, t.Expression)
+			if m := t.Measured(); m != "" {
+				fmt.Fprintf(ttw, "  %s\t%s\t%s\t%s\n", mark, t.Metric, t.Expression, m)
+			} else {
+				fmt.Fprintf(ttw, "  %s\t%s\t%s\n", mark, t.Metric, t.Expression) // no trailing padding
+			}
 		}
 		if unjudged && len(ts) > 0 {
-			fmt.Fprintf(&b, "  (%s: not judged: setup() failed, no load was generated)\n", sc.Name)
+			fmt.Fprintf(ttw, "  (%s: not judged: setup() failed, no load was generated)\n", sc.Name)
 		}
 	}
+	ttw.Flush()
 	if len(s.FailedChecks) > 0 {
 		b.WriteString("\nwhy it failed\n")
 		for _, f := range s.FailedChecks {

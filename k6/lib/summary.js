@@ -34,17 +34,28 @@ export function latencyOf(v) {
   };
 }
 
-// Every threshold of the run, with its expression and verdict, in a stable order.
+// Every threshold of the run, with its expression, the value it judged and its verdict, in a stable
+// order. value is absent when the metric had no sample (the threshold judged nothing).
 export function thresholdResults(data) {
   const out = [];
   for (const name of Object.keys(data.metrics).sort()) {
     const t = data.metrics[name].thresholds;
     if (!t) continue;
     for (const expr of Object.keys(t).sort()) {
-      out.push({ metric: name, expression: expr, ok: t[expr].ok === true });
+      const r = { metric: name, expression: expr, ok: t[expr].ok === true };
+      const v = thresholdValue(data.metrics[name].values || {}, expr);
+      if (v !== null) r.value = round(v, 3);
+      out.push(r);
     }
   }
   return out;
+}
+
+// thresholdValue(values, 'p(95)<800') -> values['p(95)']: the aggregate a threshold expression judges.
+export function thresholdValue(values, expr) {
+  const m = /^\s*(p\(\d+(?:\.\d+)?\)|avg|min|max|med|count|rate|value)\s*[<>=!]/.exec(expr);
+  const v = m ? values[m[1]] : undefined;
+  return typeof v === 'number' && isFinite(v) ? v : null;
 }
 
 export function scenarioRecord(data, spec, k6scenario, cfg) {
