@@ -73,7 +73,7 @@ loadtest-scale-agent: $(LOADTEST) ## Scale: heartbeat storm across the seeded ag
 check: $(LOADTEST) ## Validate the configuration (TIER, TARGET, DURATION, rates) without running anything
 	@$(LOADTEST) check
 
-report: $(LOADTEST) ## Re-render summary.json and summary.txt of a saved run (RUN=results/latest)
+report: $(LOADTEST) ## Print a saved run's summary afresh from its records, exit with its verdict (RUN=results/latest)
 	@$(LOADTEST) report $(or $(RUN),results/latest)
 
 docs: $(LOADTEST) ## Regenerate the tables in the docs from the code (k6 inspect of every scenario)

@@ -25,7 +25,10 @@ var usage = `usage:
                              see docs/configuration.md); exits with one of the codes below
   loadtest spotcheck         like run, but the operator spot checks (k6/spotcheck/*.js, one after
                              another) instead of the tiers; see docs/performance-baselines.md
-  loadtest report <run-dir>  rewrite summary.json and summary.txt of a saved run and print the text
+  loadtest report [--write] <run-dir>
+                             print a saved run's summary, rendered afresh from its records, and exit with
+                             its verdict; nothing is written (a downloaded artifact stays as it came)
+                             unless --write, which rewrites its summary.json and summary.txt
   loadtest report --format markdown <run-dir> [exit-code]
                              print the run's summary as Markdown (the workflow's job summary); the exit
                              code bin/loadtest run returned stands in when the run wrote no summary.json;
@@ -152,13 +155,14 @@ func reportCmd(e Env, args []string) int {
 	flags := flag.NewFlagSet("report", flag.ContinueOnError)
 	flags.SetOutput(io.Discard)
 	format := flags.String("format", "text", "")
+	write := flags.Bool("write", false, "")
 	if err := flags.Parse(args); err != nil {
 		fmt.Fprintf(e.Stderr, "loadtest: report: %v\n%s", err, usage)
 		return harness.ExitBadInput
 	}
 	switch n := flags.NArg(); {
 	case *format == "text" && n == 1:
-		return reportText(e, flags.Arg(0))
+		return reportText(e, flags.Arg(0), *write)
 	case *format == "markdown" && (n == 1 || n == 2):
 		return reportMarkdown(e, flags.Arg(0), flags.Arg(1))
 	case *format != "text" && *format != "markdown":
@@ -169,12 +173,14 @@ func reportCmd(e Env, args []string) int {
 	return harness.ExitBadInput
 }
 
-func reportText(e Env, dir string) int {
+// reportText prints a saved run's summary and exits with the run's own code, so a script can judge a
+// downloaded artifact as it would the run.
+func reportText(e Env, dir string, write bool) int {
 	if resolved, err := filepath.EvalSymlinks(dir); err == nil {
 		dir = resolved
 	}
 	s, err := report.Load(dir)
-	if err == nil {
+	if err == nil && write {
 		err = report.Write(dir, s)
 	}
 	if err != nil {
@@ -182,7 +188,7 @@ func reportText(e Env, dir string) int {
 		return harness.ExitBadInput
 	}
 	fmt.Fprint(e.Stdout, report.Text(s))
-	return harness.ExitOK
+	return s.ExitCode
 }
 
 // reportMarkdown prints the job summary. It exits 0 whatever it finds, a missing or empty directory

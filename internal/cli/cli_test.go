@@ -131,16 +131,29 @@ func copyFile(t *testing.T, from, to string) {
 	}
 }
 
+// report prints and exits with the run's verdict; it writes nothing unless asked (--write).
 func TestReportText(t *testing.T) {
 	dir := saveRun(t, "run-failed")
 	os.Remove(filepath.Join(dir, "summary.json"))
+	// A downloaded artifact may be read-only: reading it must still work.
+	if err := os.Chmod(dir, 0o555); err != nil {
+		t.Fatal(err)
+	}
 	o := mainWith(t, []string{"report", dir}, nil, nil)
-	if o.code != 0 || !strings.HasPrefix(o.stdout, "certctl-loadtest run 20261122-150000-ab12: FAILED (exit 99)\n") {
-		t.Fatalf("exit %d, stdout:\n%s\nstderr:\n%s", o.code, o.stdout, o.stderr)
+	if o.code != 99 || !strings.HasPrefix(o.stdout, "certctl-loadtest run 20261122-150000-ab12: FAILED (exit 99)\n") {
+		t.Fatalf("exit %d, want 99; stdout:\n%s\nstderr:\n%s", o.code, o.stdout, o.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "summary.json")); err == nil {
+		t.Error("report wrote summary.json without --write")
+	}
+	os.Chmod(dir, 0o755)
+	o = mainWith(t, []string{"report", "--write", dir}, nil, nil)
+	if o.code != 99 {
+		t.Errorf("--write: exit %d", o.code)
 	}
 	for _, f := range []string{"summary.json", "summary.txt"} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
-			t.Errorf("%s not rewritten: %v", f, err)
+			t.Errorf("--write: %s not rewritten: %v", f, err)
 		}
 	}
 }
