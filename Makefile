@@ -70,7 +70,7 @@ loadtest-scale-acme: $(LOADTEST) ## Scale: ACME burst, 200 VUs on directory, new
 loadtest-scale-agent: $(LOADTEST) ## Scale: heartbeat storm across the seeded agents (SEED_AGENTS, default 5000)
 	@LOADTEST_GOAL=$@ TIER=scale SCENARIOS=agent_storm $(LOADTEST) run || { code=$$?; echo "make: $@ exited $$code" >&2; exit $$code; }
 
-check: $(LOADTEST) ## Validate the configuration (TIER, TARGET, DURATION, rates) without running anything
+check: $(LOADTEST) ## Validate the configuration and print the plan (each scenario's load as k6 resolves it) without running anything
 	@$(LOADTEST) check
 
 report: $(LOADTEST) ## Print a saved run's summary afresh from its records, exit with its verdict (RUN=results/latest)

@@ -33,7 +33,8 @@ var usage = `usage:
                              print the run's summary as Markdown (the workflow's job summary); the exit
                              code bin/loadtest run returned stands in when the run wrote no summary.json;
                              exits 0 whatever it finds
-  loadtest check             validate the configuration only
+  loadtest check             validate the configuration and print the plan: each selected scenario's
+                             load as k6 inspect resolves it, and the load's wall time
   loadtest docs [--check]    regenerate the tables the docs carry from the code (--check: fail if stale)
 
 exit codes of run and spotcheck:
@@ -124,15 +125,7 @@ func runCmd(ctx context.Context, e Env, cmd string) int {
 		return harness.ExitBadInput
 	}
 	if cmd == "check" {
-		target := "CERTCTL_IMAGE"
-		if cfg.Dist != "" {
-			target = "the certctl build in " + cfg.Dist
-		}
-		if cfg.Faults {
-			target += ", behind the fault proxy"
-		}
-		fmt.Fprintf(e.Stdout, "ok: tiers %s, %d scenarios, certctl %s, duration %s\n", strings.Join(cfg.Tiers, ","), len(cfg.Scenarios), target, cfg.Duration)
-		return harness.ExitOK
+		return checkCmd(ctx, e, cfg)
 	}
 	r := &harness.Runner{
 		Cfg: cfg, Exec: e.Exec, Env: append(append([]string(nil), e.Environ...), envList(cfg.Env)...),
@@ -148,6 +141,45 @@ func runCmd(ctx context.Context, e Env, cmd string) int {
 		fmt.Fprintf(e.Stderr, "loadtest: exit %d (%s): no run directory was created for run %s\n", code, meaning, cfg.RunID)
 	}
 	return code
+}
+
+// checkCmd prints the plan: each selected scenario's load as k6 resolves it with this environment (k6
+// inspect: a script that does not load fails here), and about how long the run takes.
+func checkCmd(ctx context.Context, e Env, cfg harness.Config) int {
+	target := "CERTCTL_IMAGE"
+	if cfg.Dist != "" {
+		target = "the certctl build in " + cfg.Dist
+	}
+	if cfg.Faults {
+		target += ", behind the fault proxy"
+	}
+	// What the run gives each k6 (k6 inspect reads no system variable unless told).
+	args := []string{"tool", "k6", "inspect"}
+	for _, kv := range envList(cfg.Env) {
+		if k, _, _ := strings.Cut(kv, "="); k == "DURATION" || harness.K6Env(k) {
+			args = append(args, "-e", kv)
+		}
+	}
+	inspect := func(script string) ([]byte, error) {
+		var out, errb strings.Builder
+		code, err := e.Exec(ctx, harness.Cmd{Name: "go", Args: append(args, script), Env: docs.CleanEnv(e.Environ), Stdout: &out, Stderr: &errb})
+		if err == nil && code != 0 {
+			err = fmt.Errorf("exit %d: %s", code, strings.TrimSpace(errb.String()))
+		}
+		return []byte(out.String()), err
+	}
+	var rows []docs.Row
+	for _, sc := range cfg.Scenarios {
+		got, err := docs.Inspect(sc.Tier, sc.Path, inspect)
+		if err != nil {
+			fmt.Fprintf(e.Stderr, "loadtest: %v\n", err)
+			return harness.ExitBadInput
+		}
+		rows = append(rows, got...)
+	}
+	fmt.Fprintf(e.Stdout, "ok: tiers %s, %d scenarios, certctl %s, duration %s\n\n", strings.Join(cfg.Tiers, ","), len(cfg.Scenarios), target, cfg.Duration)
+	fmt.Fprint(e.Stdout, docs.Plan(rows))
+	return harness.ExitOK
 }
 
 // reportCmd renders a saved run: as text (rewriting its summary files), or as Markdown.

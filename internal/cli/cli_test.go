@@ -3,8 +3,10 @@ package cli
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -82,10 +84,37 @@ func TestBadInput(t *testing.T) {
 	}
 }
 
+// check prints the plan from k6 inspect of each selected script, run with the caller's environment.
 func TestCheck(t *testing.T) {
-	o := mainWith(t, []string{"check"}, map[string]string{"TIER": "api", "DURATION": "30s"}, nil)
-	if o.code != 0 || o.stdout != "ok: tiers api, 2 scenarios, certctl CERTCTL_IMAGE, duration 30s\n" {
-		t.Errorf("exit %d, stdout %q, stderr %q", o.code, o.stdout, o.stderr)
+	inspect := func(_ context.Context, c harness.Cmd) (int, error) {
+		script := c.Args[len(c.Args)-1]
+		if c.Name != "go" || !slices.Contains(c.Args, "DURATION=30s") {
+			t.Errorf("%s %v: want go tool k6 inspect with the run's environment", c.Name, c.Args)
+		}
+		name := strings.TrimSuffix(filepath.Base(script), ".js")
+		start := map[string]string{"list_certificates": `,"startTime":"5s"`}[name]
+		fmt.Fprintf(c.Stdout, `{"scenarios":{"%s":{"executor":"constant-arrival-rate","rate":50,"timeUnit":"1s","duration":"30s","preAllocatedVUs":50,"maxVUs":300%s}},"thresholds":{}}`, name, start)
+		return 0, nil
+	}
+	o := mainWith(t, []string{"check"}, map[string]string{"TIER": "api", "DURATION": "30s"}, inspect)
+	want := `ok: tiers api, 2 scenarios, certctl CERTCTL_IMAGE, duration 30s
+
+scenario             tier  executor               load       starts at  duration  VUs pre/max
+issuance_acceptance  api   constant-arrival-rate  50 per 1s  0s         30s       50/300
+list_certificates    api   constant-arrival-rate  50 per 1s  5s         30s       50/300
+
+load: 35s from the first k6 start, all scenarios at once; add the stack's start (tens of seconds), setup and up to 15 s of graceful stop
+`
+	if o.code != 0 || o.stdout != want {
+		t.Errorf("exit %d, stderr %q, stdout:\n%s\nwant:\n%s", o.code, o.stderr, o.stdout, want)
+	}
+	// A script k6 cannot load is bad input, found here rather than minutes into a run.
+	o = mainWith(t, []string{"check"}, map[string]string{"TIER": "api"}, func(_ context.Context, c harness.Cmd) (int, error) {
+		fmt.Fprint(c.Stderr, "SyntaxError: Unexpected token")
+		return 107, nil
+	})
+	if o.code != harness.ExitBadInput || !strings.Contains(o.stderr, "k6 inspect k6/api/issuance_acceptance.js: exit 107: SyntaxError: Unexpected token") {
+		t.Errorf("a broken script: exit %d, stderr %q", o.code, o.stderr)
 	}
 }
 

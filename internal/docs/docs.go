@@ -13,6 +13,8 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"text/tabwriter"
+	"time"
 
 	"certctl-loadtest/internal/harness"
 )
@@ -57,6 +59,32 @@ type inspected struct {
 	Thresholds map[string][]string `json:"thresholds"`
 }
 
+// Inspect is one script's scenarios as k6 resolves them (script relative to the repository root).
+func Inspect(tier, script string, inspect Inspector) ([]Row, error) {
+	out, err := inspect(script)
+	if err != nil {
+		return nil, fmt.Errorf("k6 inspect %s: %w", script, err)
+	}
+	var in inspected
+	if err := json.Unmarshal(out, &in); err != nil {
+		return nil, fmt.Errorf("k6 inspect %s: %w", script, err)
+	}
+	var rows []Row
+	for name, sc := range in.Scenarios {
+		r := Row{Tier: tier, Scenario: name, Script: script, Executor: sc.Executor, Rate: sc.Rate,
+			TimeUnit: shortDuration(sc.TimeUnit), Duration: shortDuration(sc.Duration), StartTime: shortDuration(sc.StartTime), PreVUs: sc.PreAllocatedVUs,
+			MaxVUs: sc.MaxVUs, VUs: sc.VUs, Thresholds: map[string][]string{}}
+		for sel, exprs := range in.Thresholds {
+			if len(exprs) == 0 {
+				continue // recorded for the summary, not judged
+			}
+			r.Thresholds[unscoped(sel, name)] = exprs
+		}
+		rows = append(rows, r)
+	}
+	return rows, nil
+}
+
 // Collect inspects every k6/<tier>/*.js scenario (found by glob, like the runner does).
 func Collect(root string, inspect Inspector) ([]Row, error) {
 	files, err := filepath.Glob(filepath.Join(root, "k6", "*", "*.js"))
@@ -70,26 +98,11 @@ func Collect(root string, inspect Inspector) ([]Row, error) {
 			continue
 		}
 		rel, _ := filepath.Rel(root, f)
-		out, err := inspect(filepath.ToSlash(rel))
+		got, err := Inspect(tier, filepath.ToSlash(rel), inspect)
 		if err != nil {
-			return nil, fmt.Errorf("k6 inspect %s: %w", rel, err)
+			return nil, err
 		}
-		var in inspected
-		if err := json.Unmarshal(out, &in); err != nil {
-			return nil, fmt.Errorf("k6 inspect %s: %w", rel, err)
-		}
-		for name, sc := range in.Scenarios {
-			r := Row{Tier: tier, Scenario: name, Script: filepath.ToSlash(rel), Executor: sc.Executor, Rate: sc.Rate,
-				TimeUnit: shortDuration(sc.TimeUnit), Duration: shortDuration(sc.Duration), StartTime: shortDuration(sc.StartTime), PreVUs: sc.PreAllocatedVUs,
-				MaxVUs: sc.MaxVUs, VUs: sc.VUs, Thresholds: map[string][]string{}}
-			for sel, exprs := range in.Thresholds {
-				if len(exprs) == 0 {
-					continue // recorded for the summary, not judged
-				}
-				r.Thresholds[unscoped(sel, name)] = exprs
-			}
-			rows = append(rows, r)
-		}
+		rows = append(rows, got...)
 	}
 	sort.Slice(rows, func(i, j int) bool {
 		if rows[i].Tier != rows[j].Tier {
@@ -218,4 +231,35 @@ func Sync(root string, blocks map[string]string, docs []string, write bool) (sta
 		}
 	}
 	return stale, nil
+}
+
+// Plan renders the rows as `loadtest check` prints them: each scenario's load, when it starts and for
+// how long, then the longest start + duration: the load's wall time (every scenario runs at once).
+func Plan(rows []Row) string {
+	var b strings.Builder
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "scenario\ttier\texecutor\tload\tstarts at\tduration\tVUs pre/max")
+	var longest time.Duration
+	for _, r := range rows {
+		load := fmt.Sprintf("%g per %s", r.Rate, r.TimeUnit)
+		vus := fmt.Sprintf("%d/%d", r.PreVUs, r.MaxVUs)
+		if r.Executor == "constant-vus" {
+			load, vus = fmt.Sprintf("%d VUs, closed loop", r.VUs), fmt.Sprintf("%d", r.VUs)
+		}
+		start := orZero(r.StartTime)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Scenario, r.Tier, r.Executor, load, start, r.Duration, vus)
+		s, _ := time.ParseDuration(start)
+		d, _ := time.ParseDuration(r.Duration)
+		longest = max(longest, s+d)
+	}
+	tw.Flush()
+	fmt.Fprintf(&b, "\nload: %s from the first k6 start, all scenarios at once; add the stack's start (tens of seconds), setup and up to 15 s of graceful stop\n", longest)
+	return b.String()
+}
+
+func orZero(d string) string {
+	if d == "" {
+		return "0s"
+	}
+	return d
 }
