@@ -97,6 +97,13 @@ func versionCmd(e Env) int {
 			}
 		}
 	}
+	if rev == "dev" {
+		// Built with -buildvcs=false (a GOFLAGS default on some machines): ask the checkout.
+		var out strings.Builder
+		if c, err := e.Exec(context.Background(), harness.Cmd{Name: "git", Args: []string{"-C", e.Root, "rev-parse", "--short=12", "HEAD"}, Env: e.Environ, Stdout: &out, Stderr: io.Discard}); err == nil && c == 0 {
+			rev = strings.TrimSpace(out.String())
+		}
+	}
 	fmt.Fprintf(e.Stdout, "loadtest %s\n", rev)
 	pins, err := harness.ReadEnvFile(filepath.Join(e.Root, ".env"))
 	if err != nil {
