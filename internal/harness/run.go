@@ -371,8 +371,23 @@ func (r *Runner) checkImages(ctx context.Context, compose Compose, run *report.R
 		}
 		run.ImageIDs[img] = strings.TrimSpace(id.String())
 	}
-	if len(missing) > 0 && !r.Cfg.Offline && r.pullAllowed() {
-		missing = r.pull(ctx, missing)
+	// Our own names are built here and never pulled: anyone could register certctl-loadtest/* on a
+	// public registry, and a pull would run their image as the stack.
+	var ours, upstream []string
+	for _, img := range missing {
+		if strings.HasPrefix(img, OwnImagePrefix) {
+			ours = append(ours, img)
+		} else {
+			upstream = append(upstream, img)
+		}
+	}
+	if len(upstream) > 0 && !r.Cfg.Offline && r.pullAllowed() {
+		upstream = r.pull(ctx, upstream)
+	}
+	missing = append(ours, upstream...)
+	if len(ours) > 0 {
+		return ExitEnvironment, fmt.Errorf("image(s) not available: %s: %s* images are built on this machine, never pulled: run `make images` (the offline stand-ins), "+
+			"or set CERTCTL_DIST to a certctl build to package", strings.Join(missing, ", "), OwnImagePrefix)
 	}
 	if len(missing) == 0 {
 		return ExitOK, nil
@@ -384,6 +399,10 @@ func (r *Runner) checkImages(ctx context.Context, compose Compose, run *report.R
 	hint += "; CERTCTL_IMAGE names the certctl server image, or CERTCTL_DIST a certctl build to package"
 	return ExitEnvironment, fmt.Errorf("image(s) not available: %s: %s", strings.Join(missing, ", "), hint)
 }
+
+// OwnImagePrefix names the images this repository builds (offline stand-ins, packaged certctl builds,
+// the harness's own services).
+const OwnImagePrefix = "certctl-loadtest/"
 
 // pull pulls each image and returns the ones it could not.
 func (r *Runner) pull(ctx context.Context, imgs []string) []string {

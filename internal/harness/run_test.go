@@ -340,6 +340,10 @@ func TestRunFailsBeforeLoad(t *testing.T) {
 			"image(s) not available: grafana/k6:2.2.0", false},
 		{"a missing image that cannot be pulled", []answer{{prefix: "image inspect --format {{.Id}} grafana/k6", code: 1}, {prefix: "pull grafana/k6:2.2.0", code: 1}}, nil, 3,
 			"image(s) not available: grafana/k6:2.2.0", false},
+		// Ours are built, never pulled: the fake engine fails the test on a pull it was not told of.
+		{"a missing image of ours", []answer{{prefix: "compose config --images", out: "certctl-loadtest/f5-standin:dev\ngrafana/k6:2.2.0\n"},
+			{prefix: "image inspect --format {{.Id}} certctl-loadtest/", code: 1}}, nil, 3,
+			"image(s) not available: certctl-loadtest/f5-standin:dev: certctl-loadtest/* images are built on this machine, never pulled", false},
 		// The first failure in start order is named, not what failed in its wake.
 		{"the stack did not start", []answer{{prefix: "compose up --detach --wait --wait-timeout 5 certctl-server", code: 1}, {prefix: "compose ps", out: `{"Service":"postgres","State":"running","Health":"healthy","ExitCode":0}
 {"Service":"certctl-migrate","State":"exited","Health":"","ExitCode":1}

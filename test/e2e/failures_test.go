@@ -21,7 +21,7 @@ func TestBadInput(t *testing.T) {
 		{"unknown image set", `IMAGES="local": use upstream .* or offline`, 2, []string{"IMAGES=local"}},
 		{"not a certctl build", `CERTCTL_DIST=/nonexistent is not a certctl build`, 2, []string{"CERTCTL_DIST=/nonexistent"}},
 		{"malformed fault", `FAULT_ERROR_RATE="lots" must be a number from 0 to 1`, 2, []string{"FAULT_ERROR_RATE=lots"}},
-		{"missing image", `image\(s\) not available: certctl-loadtest/no-such-certctl:1: run .make images.`, 3,
+		{"missing image", `image\(s\) not available: certctl-loadtest/no-such-certctl:1: certctl-loadtest/\* images are built on this machine, never pulled: run .make images.`, 3,
 			[]string{"CERTCTL_DIST=", "CERTCTL_IMAGE=certctl-loadtest/no-such-certctl:1"}},
 	}
 	for _, c := range cases {
