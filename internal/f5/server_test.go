@@ -10,9 +10,10 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"certctl-loadtest/internal/syncbuf"
 )
 
 func TestPage(t *testing.T) {
@@ -146,24 +147,6 @@ func TestUnknownPaths(t *testing.T) {
 	assertErrShape(t, code, m, 405)
 }
 
-// syncBuffer collects Run's stderr while Run is still writing.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 func freePort(t *testing.T) int {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -187,7 +170,7 @@ func TestRunHealthcheckAndShutdown(t *testing.T) {
 		t.Fatal("healthcheck passed before the server started")
 	}
 
-	var stderr syncBuffer
+	var stderr syncbuf.Buffer
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- Run(ctx, cfg, &stderr) }()

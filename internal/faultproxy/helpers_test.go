@@ -1,7 +1,6 @@
 package faultproxy
 
 import (
-	"bytes"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -25,6 +24,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"certctl-loadtest/internal/syncbuf"
 )
 
 // testCA issues the upstream's and the proxy's certificates, as the
@@ -117,23 +118,6 @@ func getenvFrom(env map[string]string) func(string) string {
 	return func(k string) string { return env[k] }
 }
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // waitFor polls cond for up to 5 s.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
@@ -190,7 +174,7 @@ type harness struct {
 	env    map[string]string
 	base   string // the proxy, https://127.0.0.1:port
 	hits   atomic.Int64
-	logs   *syncBuffer
+	logs   *syncbuf.Buffer
 	client *http.Client
 	stop   func() error
 }
@@ -198,7 +182,7 @@ type harness struct {
 // start runs an upstream and the proxy in front of it, stopped at cleanup.
 func start(t *testing.T, s setup) *harness {
 	t.Helper()
-	h := &harness{t: t, ca: s.ca, logs: &syncBuffer{}}
+	h := &harness{t: t, ca: s.ca, logs: &syncbuf.Buffer{}}
 	if h.ca == nil {
 		h.ca = newTestCA(t)
 	}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"certctl-loadtest/internal/syncbuf"
 )
 
 func freePort(t *testing.T) string {
@@ -22,7 +24,7 @@ func freePort(t *testing.T) string {
 
 func runMain(t *testing.T, ctx context.Context, args []string, env map[string]string) (int, string) {
 	t.Helper()
-	var stderr syncBuffer
+	var stderr syncbuf.Buffer
 	code := Main(ctx, args, getenvFrom(env), &stderr)
 	return code, stderr.String()
 }
@@ -131,7 +133,7 @@ func TestMainServesAndStopsGracefully(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var stderr syncBuffer
+	var stderr syncbuf.Buffer
 	exit := make(chan int, 1)
 	go func() { exit <- Main(ctx, nil, getenvFrom(env), &stderr) }()
 	waitFor(t, "the start-up line", func() bool { return strings.Contains(stderr.String(), "listening on") })

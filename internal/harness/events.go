@@ -10,10 +10,10 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"certctl-loadtest/internal/report"
+	"certctl-loadtest/internal/syncbuf"
 )
 
 // Interrupted is the cause of a run's cancellation by a signal; main cancels the run's context with it.
@@ -40,7 +40,7 @@ type dockerEvent struct {
 // stack's healthchecks alone (an exec every 2 s per service) push a fault out of them within minutes.
 func (r *Runner) watchEvents(since time.Time) (stop func() ([]report.StackEvent, error)) {
 	ctx, cancel := context.WithCancel(context.Background())
-	var out syncBuffer
+	var out syncbuf.Buffer
 	var errb bytes.Buffer
 	done := make(chan struct{})
 	var code int
@@ -68,24 +68,6 @@ func (r *Runner) watchEvents(since time.Time) (stop func() ([]report.StackEvent,
 		}
 		return events, perr
 	}
-}
-
-// syncBuffer is a bytes.Buffer the watcher writes while the harness may read it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // Actions that change what a container does; the rest (exec, attach, …) say nothing about the load.

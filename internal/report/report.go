@@ -164,21 +164,21 @@ type Threshold struct {
 	Metric     string `json:"metric"`
 	Expression string `json:"expression"`
 	OK         bool   `json:"ok"`
-	// Value is what the expression judged (p(95), rate, count …); absent when the metric had no sample,
-	// and in records written before it was kept.
-	Value *float64 `json:"value,omitempty"`
+	// Aggregate and Value are what the expression judged (p(95), rate, count …) and its value, as
+	// summary.js read them; absent when the metric had no sample, and in records written before they were
+	// kept.
+	Aggregate string   `json:"aggregate,omitempty"`
+	Value     *float64 `json:"value,omitempty"`
 }
-
-var aggregateRE = regexp.MustCompile(`^\s*(p\(\d+(?:\.\d+)?\)|avg|min|max|med|count|rate|value)`)
 
 // Measured is the value beside its aggregate, "p(95)=910.2", or "" when the record has none.
 func (t Threshold) Measured() string {
 	if t.Value == nil {
 		return ""
 	}
-	agg := "value"
-	if m := aggregateRE.FindStringSubmatch(t.Expression); m != nil {
-		agg = m[1]
+	agg := t.Aggregate
+	if agg == "" {
+		agg = "value"
 	}
 	return agg + "=" + strconv.FormatFloat(*t.Value, 'f', -1, 64)
 }

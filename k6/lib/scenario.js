@@ -19,7 +19,7 @@ import { loadConfig } from './config.js';
 import { thresholdsFor } from './thresholds.js';
 import { knownMetric } from './metrics.js';
 import { probeCertctl } from './probe.js';
-import { scenarioRecord, renderLine } from './summary.js';
+import { scenarioRecord, renderLine, timeUnitSeconds } from './summary.js';
 
 // p(99) is not in k6's default set.
 const TREND_STATS = ['avg', 'min', 'med', 'p(90)', 'p(95)', 'p(99)', 'max', 'count'];
@@ -62,11 +62,6 @@ export function diskShortfall(name, need, cfg) {
   const mb = (b) => `${Math.ceil(b / (1 << 20))} MB`;
   return `not enough disk space for the results: ${name} writes about ${mb(need)} in ${cfg.duration}, ${cfg.runScenarios} scenario(s) about ${mb(all)}, ` +
     `and RESULTS_DIR has ${mb(cfg.resultsFreeBytes)} free: free some space, point RESULTS_DIR elsewhere or shorten DURATION`;
-}
-
-function timeUnitSeconds(unit) {
-  const m = /^(\d+)?(ms|s|m|h)$/.exec(unit || '1s');
-  return (m && m[1] ? parseInt(m[1], 10) : 1) * ({ ms: 0.001, s: 1, m: 60, h: 3600 }[m ? m[2] : 's']);
 }
 
 // metricOf: a spec's metric (symbol or built-in name) as a name k6 knows.

@@ -43,18 +43,25 @@ export function thresholdResults(data) {
     if (!t) continue;
     for (const expr of Object.keys(t).sort()) {
       const r = { metric: name, expression: expr, ok: t[expr].ok === true };
+      const agg = thresholdAggregate(expr);
       const v = thresholdValue(data.metrics[name].values || {}, expr);
-      if (v !== null) r.value = round(v, 3);
+      if (v !== null) Object.assign(r, { aggregate: agg, value: round(v, 3) });
       out.push(r);
     }
   }
   return out;
 }
 
-// thresholdValue(values, 'p(95)<800') -> values['p(95)']: the aggregate a threshold expression judges.
-export function thresholdValue(values, expr) {
+// thresholdAggregate('p(95)<800') -> 'p(95)': what a threshold expression judges; null if unknown.
+export function thresholdAggregate(expr) {
   const m = /^\s*(p\(\d+(?:\.\d+)?\)|avg|min|max|med|count|rate|value)\s*[<>=!]/.exec(expr);
-  const v = m ? values[m[1]] : undefined;
+  return m ? m[1] : null;
+}
+
+// thresholdValue(values, 'p(95)<800') -> values['p(95)']: the value a threshold expression judged.
+export function thresholdValue(values, expr) {
+  const agg = thresholdAggregate(expr);
+  const v = agg ? values[agg] : undefined;
   return typeof v === 'number' && isFinite(v) ? v : null;
 }
 
@@ -115,7 +122,8 @@ export function scalars(d) {
   return out;
 }
 
-function timeUnitSeconds(unit) {
+// timeUnitSeconds('1m') -> 60: an arrival-rate scenario's timeUnit in seconds.
+export function timeUnitSeconds(unit) {
   const m = /^(\d+)?(ms|s|m|h)$/.exec(unit || '1s');
   const n = m && m[1] ? parseInt(m[1], 10) : 1;
   return n * ({ ms: 0.001, s: 1, m: 60, h: 3600 }[m ? m[2] : 's']);
