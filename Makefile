@@ -11,7 +11,7 @@ MAKEFLAGS += --no-print-directory
 LOADTEST := bin/loadtest
 GO_SOURCES := $(shell find cmd internal -name '*.go' 2>/dev/null) go.mod go.sum
 
-.PHONY: help loadtest loadtest-acme loadtest-limiter certctl-images spotcheck loadtest-scale loadtest-scale-bulk loadtest-scale-acme loadtest-scale-agent check report docs images test test-unit test-k6 test-e2e test-workflow clean deps
+.PHONY: help loadtest loadtest-acme loadtest-limiter certctl-images spotcheck loadtest-scale loadtest-scale-bulk loadtest-scale-acme loadtest-scale-agent check report docs images test test-unit test-browser test-k6 test-e2e test-workflow clean deps
 
 # The common knobs `make help` prints: rendered from internal/harness/knobs.go by `make docs` (a test
 # fails when this block is stale), so help needs no build.
@@ -26,6 +26,8 @@ GO_SOURCES := $(shell find cmd internal -name '*.go' 2>/dev/null) go.mod go.sum
 #:   CERTCTL_IMAGE=ghcr.io/certctl-io/certctl-server:v2.1.7 The certctl server image.
 #:   CERTCTL_DIST (unset)               A certctl build (server, agent, migrations/, LICENSE): loadtest run packages it into certctl-loadtest/certctl-server:<folder>-local (images/certctl/build.sh) and runs that instead of CERTCTL_IMAGE.
 #:   CERTCTL_RATE_LIMIT_ENABLED=false   certctl's per-IP limiter (50 rps, burst 100, before auth): on, it throttles the load generator itself. The limiter tier turns it on and refuses false.
+#:   OBSERVABILITY=false                Watch the run live: adds compose.observability.yml (Prometheus and Grafana with k6's dashboard, on 127.0.0.1:9090 and :3000) and, unless K6_OUT is set, has every k6 write to that Prometheus (experimental-prometheus-rw, trend stats p(95),p(99),min,max). They stop with the stack. See docs/observability.md.
+#:   K6_OUT (none: the harness's own only) Extra k6 outputs for every scenario's k6, in k6's syntax (experimental-prometheus-rw, opentelemetry, csv=/results/k6.csv), comma-separated. Their settings (K6_PROMETHEUS_RW_*, K6_OTEL_*, K6_INFLUXDB_*, K6_STATSD_*, K6_DATADOG_*, K6_CSV_*, K6_KAFKA_*, K6_TIMESCALEDB_*) reach every k6 as set; a file output's path is inside the k6 container, under /results (the run directory), and every scenario's k6 writes the same one. k6 runs on the stack's internal network: a collector must be in the stack (see OBSERVABILITY). run.json records the outputs' names only.
 #:   FAULT_LATENCY=0s (unset: no fault proxy) Put the fault proxy (cmd/fault-proxy) between k6 and certctl and delay the matching requests by this much.
 #:   FAULT_ERROR_RATE=0 (unset: no fault proxy) Share of matching requests the fault proxy answers 500 itself, in certctl's error shape.
 #:   FAULT_ROUTE (all but /health, /ready) Which requests the faults hit: METHOD /path-prefix, a trailing $ for an exact path, comma-separated (GET /api/v1/certificates$,POST).
@@ -50,11 +52,8 @@ certctl-images: ## Package the certctl build in CERTCTL_DIST (server, agent, mig
 spotcheck: $(LOADTEST) ## Operator spot checks (k6/spotcheck), one after another, against certctl; see docs/performance-baselines.md
 	@LOADTEST_GOAL=$@ $(LOADTEST) spotcheck || { code=$$?; echo "make: spotcheck exited $$code (the loadtest line above says why, and which run)" >&2; exit $$code; }
 
-loadtest-scale: $(LOADTEST) ## Every scale scenario (SCENARIOS=a,b: those) in turn, one stack and one results directory each; fails if any failed
-	@rc=0; scenarios=$${SCENARIOS:-$$($(MAKE) -s loadtest-scale-scenarios)}; \
-	for s in $${scenarios//,/ }; do \
-		LOADTEST_GOAL=$@ TIER=scale SCENARIOS=$$s $(LOADTEST) run || { code=$$?; echo "make: $@ $$s exited $$code" >&2; rc=1; }; \
-	done; exit $$rc
+loadtest-scale: $(LOADTEST) ## Every scale scenario (SCENARIOS=a,b: those) in turn, one fresh stack and one results directory each (<RUN_ID>-<scenario>); fails if any failed
+	@LOADTEST_GOAL=$@ TIER=scale $(LOADTEST) run || { code=$$?; echo "make: $@ exited $$code (the loadtest lines above say which scenario, and where its results are)" >&2; exit $$code; }
 
 # The scale scenarios are the files of k6/scale/: the weekly workflow's matrix reads this list too.
 .PHONY: loadtest-scale-scenarios
@@ -82,14 +81,17 @@ docs: $(LOADTEST) ## Regenerate the tables in the docs from the code (k6 inspect
 images: ## Build the offline stand-ins of every image (cached; FORCE=1 rebuilds)
 	@images/build.sh
 
-test: images lint-workflows test-unit test-k6 test-e2e test-workflow ## The whole test suite (what .ci/run calls)
+test: images lint-workflows test-unit test-browser test-k6 test-e2e test-workflow ## The whole test suite (what .ci/run calls)
 
 .PHONY: lint-workflows
 lint-workflows: ## Lint the GitHub workflows (actionlint, pinned in go.mod)
 	go tool actionlint
 
-test-unit: ## Go unit tests: config, report (golden files), docs tables, the stand-ins, seeds on certctl's migrated schema
-	go test -count=1 ./cmd/... ./internal/... ./test/seed/
+test-unit: ## Go unit tests: config, report (golden files), docs tables, the stand-ins, seeds on certctl's migrated schema, the live view's compose file
+	go test -count=1 ./cmd/... ./internal/... ./test/seed/ ./test/observability/
+
+test-browser: ## A run's index.html in headless Chromium (make deps installs it): verdict, every scenario, links only to files of the run, nothing from the network
+	go test -count=1 ./test/browser/
 
 test-k6: ## k6 library modules tested under k6 itself
 	go tool k6 run --quiet --no-color k6/test/lib.test.js

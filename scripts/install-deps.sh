@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what the harness needs on Debian bookworm, as root, without a container registry:
 # Docker Engine (Debian's docker.io), the Compose v2 plugin built from the Go module proxy, debootstrap
-# for the offline images, PostgreSQL 15 for the double's unit tests. Starts dockerd if it is not running.
+# for the offline images, PostgreSQL 15 for the double's unit tests, Chromium for the browser check of a
+# run's index.html (test/browser). Starts dockerd if it is not running.
 # Idempotent: each step is skipped when already done.
 set -euo pipefail
 
@@ -18,6 +19,7 @@ command -v debootstrap >/dev/null || need+=(debootstrap)
 [ -x /usr/lib/postgresql/15/bin/initdb ] || need+=(postgresql-15)
 command -v curl >/dev/null || need+=(curl)
 command -v shellcheck >/dev/null || need+=(shellcheck)   # actionlint checks the workflow's run: blocks with it
+command -v chromium >/dev/null || need+=(chromium)       # test/browser opens a run's index.html in it, headless
 if [ ${#need[@]} -gt 0 ]; then
   log "apt-get install ${need[*]}"
   export DEBIAN_FRONTEND=noninteractive

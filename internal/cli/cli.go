@@ -28,7 +28,7 @@ var usage = `usage:
   loadtest report [--write] <run-dir>
                              print a saved run's summary, rendered afresh from its records, and exit with
                              its verdict; nothing is written (a downloaded artifact stays as it came)
-                             unless --write, which rewrites its summary.json and summary.txt
+                             unless --write, which rewrites its summary.json, summary.txt and index.html
   loadtest report --format markdown <run-dir> [exit-code]
                              print the run's summary as Markdown (the workflow's job summary); the exit
                              code bin/loadtest run returned stands in when the run wrote no summary.json;
@@ -134,6 +134,14 @@ func runCmd(ctx context.Context, e Env, cmd string) int {
 	if cmd == "check" {
 		return checkCmd(ctx, e, cfg)
 	}
+	if seq := harness.OneAfterAnother(cfg); len(seq) > 1 {
+		return runEach(ctx, e, cmd, cfg, seq)
+	}
+	return runOne(ctx, e, cmd, cfg)
+}
+
+// runOne runs one configuration and ends with the line naming the run and its code.
+func runOne(ctx context.Context, e Env, cmd string, cfg harness.Config) int {
 	r := &harness.Runner{
 		Cfg: cfg, Exec: e.Exec, Env: append(append([]string(nil), e.Environ...), envList(cfg.Env)...),
 		Stdout: e.Stdout, Stderr: e.Stderr, Now: e.Now, Command: commandLine(cmd, e.Getenv),
@@ -147,6 +155,64 @@ func runCmd(ctx context.Context, e Env, cmd string) int {
 	} else {
 		fmt.Fprintf(e.Stderr, "loadtest: exit %d (%s): no run directory was created for run %s\n", code, meaning, cfg.RunID)
 	}
+	return code
+}
+
+// runEach runs each scale scenario as a run of its own, one after another, each on a fresh stack
+// (certctl's scale paths would contend for one server's CPU and database otherwise). Every
+// configuration is checked before the first starts; a signal stops the sequence.
+func runEach(ctx context.Context, e Env, cmd string, cfg harness.Config, seq []harness.Scenario) int {
+	if len(seq) != len(cfg.Scenarios) {
+		fmt.Fprintf(e.Stderr, "loadtest: TIER=%s: the scale tier's scenarios run one after another, each on a stack of its own: run the other tiers separately\n", strings.Join(cfg.Tiers, ","))
+		return harness.ExitBadInput
+	}
+	base := cfg.RunID
+	cfgs := make([]harness.Config, len(seq))
+	envs := make([]Env, len(seq))
+	for i, sc := range seq {
+		over := map[string]string{"SCENARIOS": sc.Name, "RUN_ID": harness.SequenceRunID(base, sc.Name)}
+		getenv := func(k string) string {
+			if v, ok := over[k]; ok {
+				return v
+			}
+			return e.Getenv(k)
+		}
+		c, err := harness.Load(e.Root, getenv, e.Now())
+		if err == nil {
+			if _, serr := os.Lstat(c.RunDir()); serr == nil {
+				err = fmt.Errorf("%s already exists: results of a run are never overwritten; pick another RUN_ID (or leave it unset)", c.RunDir())
+			}
+		}
+		if err != nil {
+			fmt.Fprintf(e.Stderr, "loadtest: %s: %v\n", sc.Name, err)
+			return harness.ExitBadInput
+		}
+		cfgs[i] = c
+		// Each run records the command that repeats it alone: SCENARIOS=<it>.
+		envs[i] = e
+		envs[i].Getenv = getenv
+		envs[i].Environ = append(append([]string(nil), e.Environ...), "SCENARIOS="+sc.Name)
+	}
+	fmt.Fprintf(e.Stderr, "loadtest: the scale tier: %d scenarios, one after another, each on a fresh stack\n", len(cfgs))
+	codes := make([]int, 0, len(cfgs))
+	var lines []string
+	for i, c := range cfgs {
+		if ctx.Err() != nil {
+			lines = append(lines, fmt.Sprintf("  %-14s not run (interrupted)", seq[i].Name))
+			continue
+		}
+		fmt.Fprintf(e.Stderr, "loadtest: scale scenario %d of %d: %s\n", i+1, len(cfgs), seq[i].Name)
+		code := runOne(ctx, envs[i], cmd, c)
+		codes = append(codes, code)
+		meaning, _ := harness.ExitMeaning(code)
+		lines = append(lines, fmt.Sprintf("  %-14s exit %d (%s): %s", seq[i].Name, code, meaning, c.RunDir()))
+	}
+	code := harness.Worst(codes...)
+	if ctx.Err() != nil {
+		code = harness.ExitInterrupted
+	}
+	meaning, _ := harness.ExitMeaning(code)
+	fmt.Fprintf(e.Stderr, "loadtest: the scale tier, exit %d (%s):\n%s\n", code, meaning, strings.Join(lines, "\n"))
 	return code
 }
 
@@ -185,7 +251,7 @@ func checkCmd(ctx context.Context, e Env, cfg harness.Config) int {
 		rows = append(rows, got...)
 	}
 	fmt.Fprintf(e.Stdout, "ok: tiers %s, %d scenarios, certctl %s, duration %s\n\n", strings.Join(cfg.Tiers, ","), len(cfg.Scenarios), target, cfg.Duration)
-	fmt.Fprint(e.Stdout, docs.Plan(rows))
+	fmt.Fprint(e.Stdout, docs.Plan(rows, len(harness.OneAfterAnother(cfg)) > 1))
 	return harness.ExitOK
 }
 

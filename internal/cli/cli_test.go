@@ -68,6 +68,8 @@ func TestBadInput(t *testing.T) {
 		{"report of two directories", []string{"report", "a", "b"}, nil, "usage:"},
 		{"report in an unknown format", []string{"report", "--format", "html", "results/latest"}, nil, `report --format "html": use text or markdown`},
 		{"report of no run", []string{"report", t.TempDir()}, nil, "is not a run directory"},
+		{"scale with another tier", []string{"run"}, map[string]string{"TIER": "scale,api"}, "TIER=scale,api: the scale tier's scenarios run one after another, each on a stack of its own: run the other tiers separately"},
+		{"scale, a run ID too long for its scenarios", []string{"run"}, map[string]string{"TIER": "scale", "RUN_ID": "a-run-id-of-thirty-one-letters"}, `acme_burst: RUN_ID="a-run-id-of-thirty-one-letters-acme-burst": use lower-case letters, digits and dashes, at most 40`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			o := mainWith(t, c.args, c.env, nil)
@@ -248,5 +250,56 @@ func TestHelpAndVersion(t *testing.T) {
 	o := mainWith(t, []string{"version"}, nil, nil)
 	if o.code != 0 || !strings.HasPrefix(o.stdout, "loadtest ") || !strings.Contains(o.stdout, "IMAGE_K6=grafana/k6:") || !strings.Contains(o.stdout, "CERTCTL_IMAGE=") {
 		t.Errorf("version: exit %d:\n%s%s", o.code, o.stdout, o.stderr)
+	}
+}
+
+// TIER=scale runs each scale scenario as a run of its own, on its own stack, one after another, and
+// exits with the worst verdict; an existing run directory of any of them stops it before the first.
+func TestScaleTierOneAfterAnother(t *testing.T) {
+	results := t.TempDir()
+	var composeUps []string
+	o := mainWith(t, []string{"run"}, map[string]string{"TIER": "scale", "RESULTS_DIR": results, "RUN_ID": "seq"}, func(_ context.Context, c harness.Cmd) (int, error) {
+		composeUps = append(composeUps, strings.Join(c.Args, " "))
+		return 1, nil // no engine: each run fails fast
+	})
+	want := []string{
+		"loadtest: the scale tier: 3 scenarios, one after another, each on a fresh stack",
+		"loadtest: scale scenario 1 of 3: acme_burst",
+		"loadtest: scale scenario 3 of 3: bulk_renewal",
+		"run seq-agent-storm",
+		"loadtest: the scale tier, exit 3 (",
+		"  agent_storm    exit 3 (",
+	}
+	for _, w := range want {
+		if !strings.Contains(o.stderr, w) {
+			t.Errorf("stderr lacks %q:\n%s", w, o.stderr)
+		}
+	}
+	if o.code != harness.ExitEnvironment {
+		t.Errorf("exit %d, want %d", o.code, harness.ExitEnvironment)
+	}
+	if n := strings.Count(o.stderr, "cannot reach the Docker engine"); n != 3 {
+		t.Errorf("%d runs tried, want 3:\n%s", n, o.stderr)
+	}
+
+	if err := os.Mkdir(filepath.Join(results, "seq2-agent-storm"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	o = mainWith(t, []string{"run"}, map[string]string{"TIER": "scale", "RESULTS_DIR": results, "RUN_ID": "seq2"}, nil)
+	if o.code != harness.ExitBadInput || !strings.Contains(o.stderr, "seq2-agent-storm already exists") || len(o.calls) > 0 {
+		t.Errorf("exit %d, %d commands, stderr:\n%s", o.code, len(o.calls), o.stderr)
+	}
+}
+
+func TestWorst(t *testing.T) {
+	for _, c := range []struct {
+		codes []int
+		want  int
+	}{
+		{nil, 0}, {[]int{0, 0}, 0}, {[]int{0, 99, 0}, 99}, {[]int{99, 3, 5}, 3}, {[]int{5, 99}, 5},
+	} {
+		if got := harness.Worst(c.codes...); got != c.want {
+			t.Errorf("Worst(%v) = %d, want %d", c.codes, got, c.want)
+		}
 	}
 }

@@ -235,11 +235,12 @@ func Sync(root string, blocks map[string]string, docs []string, write bool) (sta
 
 // Plan renders the rows as `loadtest check` prints them: each scenario's load, when it starts and for
 // how long, then the longest start + duration: the load's wall time (every scenario runs at once).
-func Plan(rows []Row) string {
+func Plan(rows []Row, oneAfterAnother bool) string {
 	var b strings.Builder
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "scenario\ttier\texecutor\tload\tstarts at\tduration\tVUs pre/max")
 	var longest time.Duration
+	perScript := map[string]time.Duration{}
 	for _, r := range rows {
 		load := fmt.Sprintf("%g per %s", r.Rate, r.TimeUnit)
 		vus := fmt.Sprintf("%d/%d", r.PreVUs, r.MaxVUs)
@@ -251,8 +252,17 @@ func Plan(rows []Row) string {
 		s, _ := time.ParseDuration(start)
 		d, _ := time.ParseDuration(r.Duration)
 		longest = max(longest, s+d)
+		perScript[r.Script] = max(perScript[r.Script], s+d)
 	}
 	tw.Flush()
+	if oneAfterAnother {
+		var total time.Duration
+		for _, d := range perScript {
+			total += d
+		}
+		fmt.Fprintf(&b, "\nload: %s in all, one script after another, each on a fresh stack; add each stack's start (tens of seconds, more with a large seed), setup and up to 15 s of graceful stop\n", total)
+		return b.String()
+	}
 	fmt.Fprintf(&b, "\nload: %s from the first k6 start, all scenarios at once; add the stack's start (tens of seconds), setup and up to 15 s of graceful stop\n", longest)
 	return b.String()
 }

@@ -23,6 +23,9 @@ type Compose struct {
 func (c Compose) base() []string {
 	args := []string{"compose", "--project-name", c.Cfg.Project, "--project-directory", c.Cfg.Root,
 		"-f", filepath.Join(c.Cfg.Root, "docker-compose.yml")}
+	if c.Cfg.Observability {
+		args = append(args, "-f", filepath.Join(c.Cfg.Root, "compose.observability.yml"), "--profile", "observability")
+	}
 	// Later env files override earlier ones; the caller's environment overrides both.
 	args = append(args, "--env-file", filepath.Join(c.Cfg.Root, ".env"))
 	if c.Cfg.Offline {

@@ -93,6 +93,13 @@ type Config struct {
 	Env map[string]string
 	// Secrets are values of Env to redact wherever the config is written down.
 	Secrets []string
+	// ProgressEvery is how often a running scenario prints a progress line (PROGRESS_INTERVAL; 0: never).
+	ProgressEvery time.Duration
+	// Observability adds compose.observability.yml: Prometheus and Grafana, k6 writing to Prometheus.
+	Observability bool
+	// K6Outputs are the --out arguments K6_OUT asks for, given to every k6 beside the harness's own
+	// (k6 ignores K6_OUT once --out is on its command line).
+	K6Outputs []string
 }
 
 // Scenario is one k6 script: k6/<tier>/<name>.js.
@@ -145,7 +152,7 @@ func Load(root string, getenv func(string) string, now time.Time) (Config, error
 	// scenarios and DURATION before the bulk pool).
 	for _, step := range []func(getter) error{
 		c.loadTiers, c.loadDist, c.loadFaultProxy, c.loadTimes, c.loadImages, c.loadLoadShape,
-		c.loadK6Checks, func(g getter) error { return c.loadRunID(g, now) }, c.loadSecrets, c.loadLimiter,
+		c.loadK6Checks, c.loadK6Outputs, func(g getter) error { return c.loadRunID(g, now) }, c.loadSecrets, c.loadLimiter,
 	} {
 		if err := step(get); err != nil {
 			return c, err
@@ -221,6 +228,11 @@ func (c *Config) loadTimes(get getter) error {
 		return err
 	}
 	c.StartTimeout = st
+	if v := get("PROGRESS_INTERVAL", KnobDefault("PROGRESS_INTERVAL")); v != "0" {
+		if c.ProgressEvery, err = ParseDuration("PROGRESS_INTERVAL", v); err != nil {
+			return fmt.Errorf("%v (0: no progress lines)", err)
+		}
+	}
 
 	return nil
 }
@@ -302,6 +314,61 @@ func (c *Config) loadLoadShape(get getter) error {
 	}
 
 	return nil
+}
+
+// k6OutputRE is one entry of K6_OUT: an output's name, then its own argument (a file, a URL).
+var k6OutputRE = regexp.MustCompile(`^[a-z][a-z0-9-]*(=.+)?$`)
+
+// loadK6Outputs turns K6_OUT into --out arguments. Their settings (K6_PROMETHEUS_RW_*, K6_OTEL_*, …) go
+// to k6 as they are, from the environment (K6OutputSetting); run.json records the outputs' names only,
+// as their arguments may hold credentials.
+func (c *Config) loadK6Outputs(get getter) error {
+	switch v := get("OBSERVABILITY", KnobDefault("OBSERVABILITY")); v {
+	case "false":
+	case "true":
+		c.Observability = true
+	default:
+		return fmt.Errorf("OBSERVABILITY=%q: use true (Prometheus and Grafana beside the stack, k6 writing to them) or false", v)
+	}
+	v := get("K6_OUT", "")
+	if c.Observability {
+		// The live view's defaults; what the caller set wins.
+		if v == "" {
+			v = "experimental-prometheus-rw"
+		}
+		for k, def := range map[string]string{
+			"K6_PROMETHEUS_RW_SERVER_URL": "http://prometheus:9090/api/v1/write",
+			// The dashboard's latency panels read these; k6 sends only counters and gauges by default.
+			"K6_PROMETHEUS_RW_TREND_STATS": "p(95),p(99),min,max",
+		} {
+			c.Env[k] = get(k, def)
+		}
+	}
+	if v == "" {
+		return nil
+	}
+	var names []string
+	for _, o := range strings.Split(v, ",") {
+		o = strings.TrimSpace(o)
+		if !k6OutputRE.MatchString(o) {
+			return fmt.Errorf("K6_OUT=%q: %q is not an output: use k6's syntax, name[=argument], comma-separated (e.g. experimental-prometheus-rw or csv=/results/k6.csv)", v, o)
+		}
+		c.K6Outputs = append(c.K6Outputs, "--out", o)
+		name, _, _ := strings.Cut(o, "=")
+		names = append(names, name)
+	}
+	c.Env["K6_OUT"] = strings.Join(names, ",")
+	return nil
+}
+
+// K6OutputSetting reports whether a variable configures one of k6's outputs: each k6 gets it as set.
+func K6OutputSetting(name string) bool {
+	for _, p := range []string{"K6_PROMETHEUS_RW_", "K6_OTEL_", "K6_INFLUXDB_", "K6_STATSD_", "K6_DATADOG_", "K6_CSV_", "K6_KAFKA_", "K6_TIMESCALEDB_"} {
+		if strings.HasPrefix(name, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // loadK6Checks reads what k6 checks against: TLS version, connector URLs, request timeout.
@@ -608,4 +675,46 @@ func get3m(v string) string {
 		return "3m"
 	}
 	return v
+}
+
+// OneAfterAnother is the scale scenarios of the configuration when they are more than one: each runs
+// on a stack of its own, one after another (loadtest run does that for TIER=scale, as make
+// loadtest-scale does), since one server would carry them all at once otherwise.
+func OneAfterAnother(c Config) []Scenario {
+	if c.Spotcheck {
+		return nil
+	}
+	var seq []Scenario
+	for _, s := range c.Scenarios {
+		if s.Tier == "scale" {
+			seq = append(seq, s)
+		}
+	}
+	if len(seq) < 2 {
+		return nil
+	}
+	return seq
+}
+
+// SequenceRunID names the run of one scenario of a sequence: the sequence's RUN_ID and the scenario.
+func SequenceRunID(base, scenario string) string {
+	return base + "-" + strings.ReplaceAll(scenario, "_", "-")
+}
+
+// Worst is the code a sequence of runs exits with: a pass only if every run passed, a breach only if
+// none went wrong otherwise; else the first other code.
+func Worst(codes ...int) int {
+	worst := ExitOK
+	for _, c := range codes {
+		switch {
+		case c == ExitOK:
+		case c == ExitThresholds:
+			if worst == ExitOK {
+				worst = c
+			}
+		case worst == ExitOK || worst == ExitThresholds:
+			worst = c
+		}
+	}
+	return worst
 }

@@ -67,6 +67,9 @@ func TestBadInput(t *testing.T) {
 		{"FAULT_LATENCY=slow", `FAULT_LATENCY="slow" is not a duration`},
 		{"FAULT_ERROR_RATE=2", `FAULT_ERROR_RATE="2" must be a number from 0 to 1`},
 		{"FAULT_ROUTE=/api/v1", `FAULT_ROUTE="/api/v1": "/api/v1" is not a route`},
+		{"PROGRESS_INTERVAL=often", `PROGRESS_INTERVAL="often" is not a duration`},
+		{"K6_OUT=Prometheus RW", `K6_OUT="Prometheus RW": "Prometheus RW" is not an output`},
+		{"K6_OUT=/results/a.csv", `"/results/a.csv" is not an output`},
 	} {
 		_, err := Load(root, env(strings.Split(c.env, ",")...), now)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
@@ -197,5 +200,68 @@ func TestBulkPoolSizedForOnePass(t *testing.T) {
 		if err != nil || cfg.Env["SEED_BULK_CERTS"] != c.want {
 			t.Errorf("%s: SEED_BULK_CERTS %q %v, want %q", c.env, cfg.Env["SEED_BULK_CERTS"], err, c.want)
 		}
+	}
+}
+
+// K6_OUT becomes --out arguments; run.json keeps the outputs' names, never their arguments.
+func TestK6Outputs(t *testing.T) {
+	root := fakeRepo(t, "k6/api/list_certificates.js")
+	c, err := Load(root, env("K6_OUT=experimental-prometheus-rw, influxdb=http://u:pw@influx:8086/k6"), now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(c.K6Outputs, " "); got != "--out experimental-prometheus-rw --out influxdb=http://u:pw@influx:8086/k6" {
+		t.Errorf("k6 arguments %q", got)
+	}
+	if got := c.Redacted()["K6_OUT"]; got != "experimental-prometheus-rw,influxdb" {
+		t.Errorf("run.json's K6_OUT %q", got)
+	}
+	if c.ProgressEvery != 20*time.Second {
+		t.Errorf("progress every %v by default", c.ProgressEvery)
+	}
+	if c, _ := Load(root, env("PROGRESS_INTERVAL=0"), now); c.ProgressEvery != 0 {
+		t.Errorf("PROGRESS_INTERVAL=0: every %v", c.ProgressEvery)
+	}
+	for _, k := range []string{"K6_PROMETHEUS_RW_SERVER_URL", "K6_OTEL_EXPORTER_TYPE"} {
+		if !K6OutputSetting(k) {
+			t.Errorf("%s does not reach k6", k)
+		}
+	}
+	// k6 reads K6_DURATION, K6_VUS, …: they would replace the scenarios' own shapes.
+	for _, k := range []string{"K6_DURATION", "K6_VUS", "K6_OUT"} {
+		if K6OutputSetting(k) {
+			t.Errorf("%s reaches k6", k)
+		}
+	}
+}
+
+// OBSERVABILITY=true adds the live view's compose file and points every k6 at its Prometheus, unless
+// the caller chose another output.
+func TestObservability(t *testing.T) {
+	root := fakeRepo(t, "k6/api/list_certificates.js")
+	c, err := Load(root, env("OBSERVABILITY=true"), now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(c.K6Outputs, " "); got != "--out experimental-prometheus-rw" {
+		t.Errorf("k6 outputs %q", got)
+	}
+	if c.Env["K6_PROMETHEUS_RW_SERVER_URL"] != "http://prometheus:9090/api/v1/write" || c.Env["K6_PROMETHEUS_RW_TREND_STATS"] != "p(95),p(99),min,max" {
+		t.Errorf("remote write settings %v", c.Env)
+	}
+	base := strings.Join(Compose{Cfg: c}.base(), " ")
+	if !strings.Contains(base, "compose.observability.yml --profile observability") {
+		t.Errorf("compose arguments %q", base)
+	}
+	c, _ = Load(root, env("OBSERVABILITY=true", "K6_OUT=opentelemetry"), now)
+	if got := strings.Join(c.K6Outputs, " "); got != "--out opentelemetry" {
+		t.Errorf("K6_OUT set: k6 outputs %q", got)
+	}
+	c, _ = Load(root, env(), now)
+	if c.Observability || strings.Contains(strings.Join(Compose{Cfg: c}.base(), " "), "observability") || len(c.K6Outputs) > 0 {
+		t.Errorf("by default: %+v", c)
+	}
+	if _, err := Load(root, env("OBSERVABILITY=yes"), now); err == nil || !strings.Contains(err.Error(), `OBSERVABILITY="yes"`) {
+		t.Errorf("OBSERVABILITY=yes: %v", err)
 	}
 }

@@ -39,6 +39,9 @@ type Runner struct {
 	Created bool
 }
 
+// index.html says what a run's exit code means; report cannot import this package.
+func init() { report.ExitMeanings = ExitMeaning }
+
 func (r *Runner) logf(format string, a ...any) {
 	fmt.Fprintf(r.Stderr, "loadtest: "+format+"\n", a...)
 }
@@ -210,6 +213,10 @@ func (r *Runner) startStack(ctx context.Context, compose Compose, svcs Services,
 	if problem == "" {
 		problem = r.upTierServices(ctx, compose, svcs, dir, run)
 	}
+	if problem == "" && r.Cfg.Observability {
+		r.logf("live view: Grafana http://127.0.0.1:%s/d/%s (k6's dashboard, testid %s), Prometheus http://127.0.0.1:%s; both stop with the stack",
+			envOr(r.Env, "GRAFANA_PORT", "3000"), grafanaDashboard, r.Cfg.RunID, envOr(r.Env, "PROMETHEUS_PORT", "9090"))
+	}
 	if problem != "" {
 		r.logf("%s", problem)
 		r.saveStackLogs(compose, dir)
@@ -271,7 +278,11 @@ func (r *Runner) writeSummary(dir string, run *report.Run, code int, problem str
 	}
 	fmt.Fprint(r.Stdout, "\n"+report.Text(s))
 	updateLatest(r.Cfg.ResultsDir, r.Cfg.RunID)
-	r.logf("results in %s", dir)
+	if _, err := os.Stat(filepath.Join(dir, "index.html")); err == nil {
+		r.logf("results in %s; open %s: every scenario's dashboard, record and log", dir, filepath.Join(dir, "index.html"))
+	} else {
+		r.logf("results in %s", dir)
+	}
 	return code
 }
 
@@ -330,7 +341,7 @@ func (r *Runner) preflight(ctx context.Context, compose *Compose, run *report.Ru
 		return nil, ExitEnvironment, err
 	}
 	defer r.identifyCertctl(ctx, *compose, svcs, run)
-	code, err := r.checkImages(ctx, *compose, run)
+	code, err := r.checkImages(ctx, *compose, svcs, run)
 	return svcs, code, err
 }
 
@@ -352,7 +363,7 @@ func (r *Runner) checkEngine(ctx context.Context) error {
 
 // checkImages records the id of every image the run uses and pulls the missing ones, where pulling
 // is allowed; an image still missing fails the run before any container starts.
-func (r *Runner) checkImages(ctx context.Context, compose Compose, run *report.Run) (int, error) {
+func (r *Runner) checkImages(ctx context.Context, compose Compose, svcs Services, run *report.Run) (int, error) {
 	// The builds before may have taken minutes: these checks get their own 30 s.
 	qctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
@@ -382,7 +393,7 @@ func (r *Runner) checkImages(ctx context.Context, compose Compose, run *report.R
 		}
 	}
 	if len(upstream) > 0 && !r.Cfg.Offline && r.pullAllowed() {
-		upstream = r.pull(ctx, upstream)
+		upstream = r.pull(ctx, compose, svcs, upstream)
 	}
 	missing = append(ours, upstream...)
 	if len(ours) > 0 {
@@ -404,15 +415,25 @@ func (r *Runner) checkImages(ctx context.Context, compose Compose, run *report.R
 // the harness's own services).
 const OwnImagePrefix = "certctl-loadtest/"
 
-// pull pulls each image and returns the ones it could not.
-func (r *Runner) pull(ctx context.Context, imgs []string) []string {
+// pull pulls the missing images with `docker compose pull` of the services that use them, its progress
+// on the console (a first pull takes minutes), and returns the images still missing afterwards.
+func (r *Runner) pull(ctx context.Context, compose Compose, svcs Services, imgs []string) []string {
+	var names []string
+	for name, s := range svcs {
+		if slices.Contains(imgs, s.Image) {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	r.logf("pulling %s (for %s)", strings.Join(imgs, ", "), strings.Join(names, ", "))
+	lctx, cancel := context.WithTimeout(ctx, 15*time.Minute)
+	defer cancel()
+	pw := &prefixWriter{prefix: "[pull] ", out: r.Stderr, mu: &sync.Mutex{}}
+	compose.Run(lctx, pw, pw, append([]string{"--profile", "k6", "pull", "--ignore-pull-failures"}, names...)...)
+	pw.Flush()
 	var still []string
 	for _, img := range imgs {
-		r.logf("pulling %s", img)
-		lctx, lcancel := context.WithTimeout(ctx, 5*time.Minute)
-		c, _ := r.Exec(lctx, Cmd{Name: "docker", Args: []string{"pull", img}, Env: r.Env, Stdout: io.Discard, Stderr: io.Discard})
-		lcancel()
-		if c != 0 {
+		if c, _ := r.Exec(ctx, Cmd{Name: "docker", Args: []string{"image", "inspect", "--format", "{{.Id}}", img}, Env: r.Env, Stdout: io.Discard, Stderr: io.Discard}); c != 0 {
 			still = append(still, img)
 		}
 	}
@@ -533,10 +554,14 @@ func (r *Runner) up(ctx context.Context, compose Compose, svcs Services, dir str
 	secs := int(r.Cfg.StartTimeout.Seconds())
 	uctx, cancel := context.WithTimeout(ctx, r.Cfg.StartTimeout+30*time.Second)
 	defer cancel()
+	began := time.Now() // a console figure only: the records' times come from r.Now
+	stop := r.showStart(uctx, compose, "starting "+serverService)
 	code, err := compose.Run(uctx, logf, logf, "up", "--detach", "--wait", "--wait-timeout", strconv.Itoa(secs), serverService)
+	stop()
 	states, _ := compose.States(context.Background())
 	// `up --wait` has been seen to return 0 with certctl-server still unhealthy: believe the state.
 	if err == nil && code == 0 && serverHealthy(states) {
+		r.logf("%s is healthy after %s", serverService, clock(time.Since(began).Seconds()))
 		return ""
 	}
 	for _, s := range states {
@@ -590,7 +615,10 @@ func (r *Runner) upTierServices(ctx context.Context, compose Compose, svcs Servi
 	uctx, cancel := context.WithTimeout(ctx, r.Cfg.StartTimeout+30*time.Second)
 	defer cancel()
 	args := append([]string{"up", "--detach", "--wait", "--wait-timeout", strconv.Itoa(int(r.Cfg.StartTimeout.Seconds()))}, extra...)
+	r.logf("starting %s", strings.Join(extra, ", "))
+	stop := r.showStart(uctx, compose, "starting "+strings.Join(extra, ", "))
 	code, err := compose.Run(uctx, logf, logf, args...)
+	stop()
 	if err == nil && code == 0 && !svcs.anyRequired(extra) {
 		return ""
 	}
@@ -651,13 +679,23 @@ func (r *Runner) runScenarios(ctx context.Context, compose Compose, dir string) 
 
 	runs := make([]report.ScenarioRun, len(r.Cfg.Scenarios))
 	var wg sync.WaitGroup
-	var mu sync.Mutex // serialises console lines
+	var mu sync.Mutex // serialises console lines, and guards live
+	live := make([]liveScenario, len(r.Cfg.Scenarios))
+	stopProgress := r.showProgress(sctx, &mu, live)
+	defer stopProgress()
 	for i, sc := range r.Cfg.Scenarios {
 		logPath := filepath.Join("logs", sc.Name+".log")
 		runs[i] = report.ScenarioRun{Tier: sc.Tier, Name: sc.Name, Script: sc.Path, Log: logPath}
 		args := []string{"run", "--rm", "--no-deps", "-T", "--name", r.k6Container(sc.Name), "--user", r.Owner.String()}
 		for k := range r.Cfg.Env {
 			if K6Env(k) {
+				args = append(args, "-e", k)
+			}
+		}
+		// An output's settings, by name only: compose takes the value from its environment, so a
+		// password never shows on a command line.
+		for _, kv := range r.Env {
+			if k, _, _ := strings.Cut(kv, "="); K6OutputSetting(k) && !slices.Contains(args, k) {
 				args = append(args, "-e", k)
 			}
 		}
@@ -671,7 +709,14 @@ func (r *Runner) runScenarios(ctx context.Context, compose Compose, dir string) 
 			// The report holds one point per period and is empty for a run shorter than one.
 			"-e", "K6_WEB_DASHBOARD_PERIOD=2s",
 			"-e", "K6_WEB_DASHBOARD_EXPORT=/results/dashboard/"+sc.Name+".html",
-			k6Service, "run", "--quiet", "--no-color", "--out", "json=/results/raw/"+sc.Name+".json.gz", "/"+sc.Path)
+			// The REST API, inside the container only, is what the progress lines read (k6 stats).
+			k6Service, "run", "--quiet", "--no-color", "--address", k6API, "--out", "json=/results/raw/"+sc.Name+".json.gz")
+		if len(r.Cfg.K6Outputs) > 0 {
+			// Every k6 writes to the same collector: these tags tell the runs, and the processes of one
+			// run, apart (vus and vus_max carry no scenario tag of their own).
+			args = append(args, "--tag", "testid="+r.Cfg.RunID, "--tag", "lt_scenario="+sc.Name)
+		}
+		args = append(append(args, r.Cfg.K6Outputs...), "/"+sc.Path)
 		mu.Lock() // scenarios started before print their lines meanwhile
 		r.logf("scenario %s: k6 run %s", sc.Name, sc.Path)
 		mu.Unlock()
@@ -688,7 +733,13 @@ func (r *Runner) runScenarios(ctx context.Context, compose Compose, dir string) 
 			w := io.MultiWriter(f, pw)
 			started := r.Now().UTC()
 			runs[i].StartedAt = &started
+			mu.Lock()
+			live[i] = liveScenario{name: sc.Name, container: r.k6Container(sc.Name), started: started}
+			mu.Unlock()
 			code, err := compose.Run(sctx, w, w, args...)
+			mu.Lock()
+			live[i].done = true
+			mu.Unlock()
 			if sctx.Err() != nil {
 				// docker compose returns when it is told to stop, before k6 has written its record.
 				r.awaitK6(r.k6Container(sc.Name))
@@ -842,4 +893,18 @@ func (r *Runner) waitRequired(ctx context.Context, compose Compose, svcs Service
 		case <-time.After(250 * time.Millisecond):
 		}
 	}
+}
+
+// grafanaDashboard is the uid of k6's dashboard as fixtures/observability provisions it.
+const grafanaDashboard = "ccbb2351-2ae2-462f-ae0e-f2c893ad1028"
+
+// envOr is the last value of name in env, or def.
+func envOr(env []string, name, def string) string {
+	v := def
+	for _, kv := range env {
+		if k, val, ok := strings.Cut(kv, "="); ok && k == name && val != "" {
+			v = val
+		}
+	}
+	return v
 }

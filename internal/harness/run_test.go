@@ -11,6 +11,7 @@ import (
 	"reflect"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -338,7 +339,7 @@ func TestRunFailsBeforeLoad(t *testing.T) {
 			"the compose configuration is invalid", false},
 		{"a missing image, pulling not allowed", []answer{{prefix: "image inspect --format {{.Id}} grafana/k6", code: 1}}, []string{"PULL_POLICY=never"}, 3,
 			"image(s) not available: grafana/k6:2.2.0", false},
-		{"a missing image that cannot be pulled", []answer{{prefix: "image inspect --format {{.Id}} grafana/k6", code: 1}, {prefix: "pull grafana/k6:2.2.0", code: 1}}, nil, 3,
+		{"a missing image that cannot be pulled", []answer{{prefix: "image inspect --format {{.Id}} grafana/k6", code: 1}, {prefix: "compose pull --ignore-pull-failures k6", code: 1}}, nil, 3,
 			"image(s) not available: grafana/k6:2.2.0", false},
 		// Ours are built, never pulled: the fake engine fails the test on a pull it was not told of.
 		{"a missing image of ours", []answer{{prefix: "compose config --images", out: "certctl-loadtest/f5-standin:dev\ngrafana/k6:2.2.0\n"},
@@ -556,6 +557,62 @@ func TestInvokingUser(t *testing.T) {
 	for _, c := range cases {
 		if got := InvokingUser(c.getenv, c.euid, c.egid); got != c.want {
 			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+// A missing upstream image is pulled by compose, for the services that use it, with its progress on the
+// console; the run then goes on.
+func TestRunPullsMissingUpstreamImagesWithCompose(t *testing.T) {
+	cfg := testConfig(t, "nginx")
+	var pulled atomic.Bool
+	f := engine(t, cfg, map[string]k6Outcome{"nginx": {record: "passed"}},
+		answer{prefix: "image inspect --format {{.Id}} grafana/k6", do: func(ctx context.Context, c Cmd) int {
+			if !pulled.Load() {
+				return 1
+			}
+			io.WriteString(c.Stdout, "sha256:0123456789abcdef0123\n")
+			return 0
+		}},
+		answer{prefix: "compose pull --ignore-pull-failures k6", do: func(ctx context.Context, c Cmd) int {
+			io.WriteString(c.Stderr, " k6 Pulling \n k6 Pulled \n")
+			pulled.Store(true)
+			return 0
+		}})
+	res := runWith(context.Background(), t, cfg, f)
+	if res.code != 0 {
+		t.Fatalf("exit %d:\n%s", res.code, res.stderr)
+	}
+	for _, want := range []string{"pulling grafana/k6:2.2.0 (for k6)", "[pull]  k6 Pulled"} {
+		if !strings.Contains(res.stderr, want) {
+			t.Errorf("console lacks %q:\n%s", want, res.stderr)
+		}
+	}
+}
+
+// K6_OUT's outputs are k6 arguments beside the harness's own, and their settings reach k6 by name only.
+func TestRunPassesK6Outputs(t *testing.T) {
+	cfg := testConfig(t, "nginx")
+	cfg.K6Outputs = []string{"--out", "experimental-prometheus-rw"}
+	var line string
+	f := engine(t, cfg, map[string]k6Outcome{"nginx": {record: "passed"}})
+	f.answers = append([]answer{{prefix: "compose run --rm --no-deps -T --name ", do: func(ctx context.Context, c Cmd) int {
+		line = strings.Join(c.Args, " ")
+		writeRecord(t, cfg.RunDir(), "nginx", true)
+		return 0
+	}}}, f.answers...)
+	res := runWith(context.Background(), t, cfg, f, "K6_PROMETHEUS_RW_PASSWORD=hunter2", "K6_DURATION=1h")
+	if res.code != 0 {
+		t.Fatalf("exit %d:\n%s", res.code, res.stderr)
+	}
+	for _, want := range []string{"-e K6_PROMETHEUS_RW_PASSWORD ", "--out json=/results/raw/nginx.json.gz --tag testid=t1 --tag lt_scenario=nginx --out experimental-prometheus-rw /k6/connector/nginx.js"} {
+		if !strings.Contains(line, want) {
+			t.Errorf("k6's command line lacks %q: %s", want, line)
+		}
+	}
+	for _, not := range []string{"hunter2", "K6_DURATION"} {
+		if strings.Contains(line, not) {
+			t.Errorf("k6's command line has %q: %s", not, line)
 		}
 	}
 }

@@ -1,6 +1,6 @@
-// Package report turns a run directory into summary.json and summary.txt. It is the only writer of
-// those two files: k6 writes one record per scenario (scenarios/<name>.json) and `loadtest run` writes
-// run.json; a saved run can be re-rendered at any time with `loadtest report <dir>`.
+// Package report turns a run directory into summary.json, summary.txt and index.html. It is the only
+// writer of those three files: k6 writes one record per scenario (scenarios/<name>.json) and `loadtest
+// run` writes run.json; a saved run can be re-rendered at any time with `loadtest report <dir>`.
 package report
 
 import (
@@ -365,7 +365,8 @@ func readRecord(path string) (Record, error) {
 	return r, nil
 }
 
-// Write renders summary.json and summary.txt into dir.
+// Write renders summary.json, summary.txt and index.html into dir. index.html comes last: it links
+// the files the directory holds by then, the other two included.
 func Write(dir string, s Summary) error {
 	b, err := json.MarshalIndent(s, "", "  ")
 	if err != nil {
@@ -374,7 +375,14 @@ func Write(dir string, s Summary) error {
 	if err := writeFile(filepath.Join(dir, "summary.json"), append(b, '\n')); err != nil {
 		return err
 	}
-	return writeFile(filepath.Join(dir, "summary.txt"), []byte(Text(s)))
+	if err := writeFile(filepath.Join(dir, "summary.txt"), []byte(Text(s))); err != nil {
+		return err
+	}
+	page, err := Index(s, regularFiles(dir), ExitMeanings)
+	if err != nil {
+		return err
+	}
+	return writeFile(filepath.Join(dir, "index.html"), []byte(page))
 }
 
 // writeFile writes a file of the run 0644, refusing to follow a symbolic link planted in its place.

@@ -39,15 +39,7 @@ func OpenRunDir(path string) (RunDir, *Summary) {
 		real = abs
 	}
 	d.Name = filepath.Base(real)
-	filepath.WalkDir(real, func(p string, e fs.DirEntry, err error) error {
-		if err == nil && e.Type().IsRegular() {
-			if rel, err := filepath.Rel(real, p); err == nil {
-				d.Files = append(d.Files, filepath.ToSlash(rel))
-			}
-		}
-		return nil
-	})
-	sort.Strings(d.Files)
+	d.Files = regularFiles(real)
 	b, err := os.ReadFile(filepath.Join(real, "summary.json"))
 	if err != nil {
 		return d, nil
@@ -57,4 +49,20 @@ func OpenRunDir(path string) (RunDir, *Summary) {
 		return d, nil
 	}
 	return d, &s
+}
+
+// regularFiles is every regular file under root, relative and slash-separated, in byte order. A
+// symbolic link is left out: what it points to is no part of the run.
+func regularFiles(root string) []string {
+	var files []string
+	filepath.WalkDir(root, func(p string, e fs.DirEntry, err error) error {
+		if err == nil && e.Type().IsRegular() {
+			if rel, err := filepath.Rel(root, p); err == nil {
+				files = append(files, filepath.ToSlash(rel))
+			}
+		}
+		return nil
+	})
+	sort.Strings(files)
+	return files
 }

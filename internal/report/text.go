@@ -22,15 +22,8 @@ func Text(s Summary) string {
 	for _, f := range append(nonEmpty(r.Error), r.Faults...) {
 		fmt.Fprintf(&b, "! %s\n", f)
 	}
-	b.WriteString(certctlLine(s.CertctlVersion, r.Certctl))
-	fmt.Fprintf(&b, "tiers %s · %s\n", strings.Join(r.Tiers, ","), orUnknown(r.K6Version))
-	fmt.Fprintf(&b, "%s → %s (%.0f s) · host %d CPUs", r.StartedAt.UTC().Format(time.RFC3339), r.EndedAt.UTC().Format(time.RFC3339), r.DurationS, r.Host.CPUs)
-	if r.Host.DockerVersion != "" {
-		fmt.Fprintf(&b, " · docker %s", r.Host.DockerVersion)
-	}
-	b.WriteString("\n")
-	if r.Command != "" {
-		fmt.Fprintf(&b, "command: %s\n", r.Command)
+	for _, l := range aboutLines(s) {
+		b.WriteString(l + "\n")
 	}
 	b.WriteString("\n")
 
@@ -39,60 +32,31 @@ func Text(s Summary) string {
 	}
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	if len(s.Scenarios) > 0 {
-		fmt.Fprintln(tw, "scenario\ttier\ttarget/s\tachieved/s\trequests\tdropped\terrors\tavg ms\tp50 ms\tp90 ms\tp95 ms\tp99 ms\tmax ms\tresult")
+		fmt.Fprintf(tw, "scenario\ttier\t%s\tresult\n", strings.Join(figureColumns, "\t"))
 	}
 	for _, sc := range s.Scenarios {
-		if sc.Record == nil {
-			fmt.Fprintf(tw, "%s\t%s\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t%s\n", sc.Name, sc.Tier, sc.Status)
-			continue
-		}
-		rec := sc.Record
-		l := rec.LatencyMS
-		if rec.LatencySamples != nil && *rec.LatencySamples == 0 && rec.Requests > 0 {
-			// Every request failed: there is no latency, and 0 ms would read as fast.
-			fmt.Fprintf(tw, "%s\t%s\t%.1f\t%.1f\t%.0f\t%.0f\t%.2f%%\t-\t-\t-\t-\t-\t-\t%s\n", sc.Name, sc.Tier, rec.TargetRatePerS, rec.AchievedRatePerS,
-				rec.Requests, rec.DroppedIterations, rec.ErrorRate*100, sc.Status)
-			continue
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%.1f\t%.1f\t%.0f\t%.0f\t%.2f%%\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
-			sc.Name, sc.Tier, rec.TargetRatePerS, rec.AchievedRatePerS, rec.Requests, rec.DroppedIterations,
-			rec.ErrorRate*100, ms(l.Avg), ms(l.P50), ms(l.P90), ms(l.P95), ms(l.P99), ms(l.Max), sc.Status)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", sc.Name, sc.Tier, strings.Join(figures(sc), "\t"), sc.Status)
 	}
 	tw.Flush()
 
 	if len(s.ConnectorTier) > 0 {
 		b.WriteString("\nconnector tier (ms; p50…max: connect + TLS handshake + request of a fresh connection; handshake: the TLS part)\n")
 		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "target\titerations\terrors\tp50\tp95\tp99\tmax\thandshake p50\thandshake p95\thandshake p99\thandshake max\tresult")
-		types := make([]string, 0, len(s.ConnectorTier))
-		for t := range s.ConnectorTier {
-			types = append(types, t)
-		}
-		sort.Strings(types)
-		for _, t := range types {
+		fmt.Fprintf(tw, "target\t%s\tresult\n", strings.Join(connectorColumns, "\t"))
+		for _, t := range sortedKeys(s.ConnectorTier) {
 			c := s.ConnectorTier[t]
-			h := c.TLSHandshakeMS
-			fmt.Fprintf(tw, "%s\t%.0f\t%.2f%%\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t, c.Iterations, c.ErrorRate*100,
-				ms(c.P50MS), ms(c.P95MS), ms(c.P99MS), ms(c.MaxMS), ms(h.P50), ms(h.P95), ms(h.P99), ms(h.Max), c.Status)
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", t, strings.Join(connectorFigures(c), "\t"), c.Status)
 		}
 		tw.Flush()
 	}
 	for _, sc := range s.Scenarios {
-		if sc.Record == nil || len(sc.Record.Counters) == 0 {
+		t, note := totals(sc)
+		if t == "" {
 			continue
 		}
-		keys := make([]string, 0, len(sc.Record.Counters))
-		for k := range sc.Record.Counters {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		parts := make([]string, len(keys))
-		for i, k := range keys {
-			parts[i] = fmt.Sprintf("%s %.0f", k, sc.Record.Counters[k])
-		}
-		fmt.Fprintf(&b, "\n%s totals: %s", sc.Name, strings.Join(parts, ", "))
-		if n := sc.Record.Counters["ari_leading_zero_404"]; n > 0 {
-			fmt.Fprintf(&b, "\n  (ari_leading_zero_404: renewal-info answered 404 for a certificate it issued whose serial starts with 0 — certctl's known bug, docs/certctl-findings.md#ari-leading-zero; counted apart, not as a harness failure)")
+		fmt.Fprintf(&b, "\n%s totals: %s", sc.Name, t)
+		if note != "" {
+			fmt.Fprintf(&b, "\n  (%s)", note)
 		}
 		b.WriteString("\n")
 	}
@@ -105,22 +69,12 @@ func Text(s Summary) string {
 		if sc.Record == nil {
 			continue
 		}
-		ts := append([]Threshold(nil), sc.Record.Thresholds...)
-		sort.SliceStable(ts, func(i, j int) bool { return ts[i].Metric < ts[j].Metric })
-		// k6 reports the thresholds of a run whose setup() aborted as held, over no samples at all.
-		unjudged := !setupRan(sc.Record)
+		ts, unjudged := judgedThresholds(sc.Record)
 		for _, t := range ts {
-			mark := "ok"
-			switch {
-			case unjudged:
-				mark = "-"
-			case !t.OK:
-				mark = "FAIL"
-			}
 			if m := t.Measured(); m != "" {
-				fmt.Fprintf(ttw, "  %s\t%s\t%s\t%s\n", mark, t.Metric, t.Expression, m)
+				fmt.Fprintf(ttw, "  %s\t%s\t%s\t%s\n", t.Mark, t.Metric, t.Expression, m)
 			} else {
-				fmt.Fprintf(ttw, "  %s\t%s\t%s\n", mark, t.Metric, t.Expression) // no trailing padding
+				fmt.Fprintf(ttw, "  %s\t%s\t%s\n", t.Mark, t.Metric, t.Expression) // no trailing padding
 			}
 		}
 		if unjudged && len(ts) > 0 {
@@ -135,6 +89,109 @@ func Text(s Summary) string {
 		}
 	}
 	return b.String()
+}
+
+// aboutLines say what ran, where and how: certctl's identity, the tiers and k6, the time and host, the
+// command line.
+func aboutLines(s Summary) []string {
+	r := s.Run
+	lines := strings.Split(strings.TrimSuffix(certctlLine(s.CertctlVersion, r.Certctl), "\n"), "\n")
+	lines = append(lines, fmt.Sprintf("tiers %s · %s", strings.Join(r.Tiers, ","), orUnknown(r.K6Version)))
+	when := fmt.Sprintf("%s → %s (%.0f s) · host %d CPUs", r.StartedAt.UTC().Format(time.RFC3339), r.EndedAt.UTC().Format(time.RFC3339), r.DurationS, r.Host.CPUs)
+	if r.Host.DockerVersion != "" {
+		when += " · docker " + r.Host.DockerVersion
+	}
+	lines = append(lines, when)
+	if r.Command != "" {
+		lines = append(lines, "command: "+r.Command)
+	}
+	return lines
+}
+
+// figureColumns head a scenario's key figures; summary.txt and index.html show the same ones.
+var figureColumns = []string{"target/s", "achieved/s", "requests", "dropped", "errors", "avg ms", "p50 ms", "p90 ms", "p95 ms", "p99 ms", "max ms"}
+
+// figures are a scenario's key figures under figureColumns, "-" for each one its record does not give.
+func figures(sc Scenario) []string {
+	rec := sc.Record
+	if rec == nil {
+		return dashes(len(figureColumns))
+	}
+	out := []string{fmt.Sprintf("%.1f", rec.TargetRatePerS), fmt.Sprintf("%.1f", rec.AchievedRatePerS),
+		fmt.Sprintf("%.0f", rec.Requests), fmt.Sprintf("%.0f", rec.DroppedIterations), fmt.Sprintf("%.2f%%", rec.ErrorRate*100)}
+	if rec.LatencySamples != nil && *rec.LatencySamples == 0 && rec.Requests > 0 {
+		// Every request failed: there is no latency, and 0 ms would read as fast.
+		return append(out, dashes(len(figureColumns)-len(out))...)
+	}
+	l := rec.LatencyMS
+	return append(out, ms(l.Avg), ms(l.P50), ms(l.P90), ms(l.P95), ms(l.P99), ms(l.Max))
+}
+
+func dashes(n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = "-"
+	}
+	return out
+}
+
+// connectorColumns head a target type's figures (ms) in the connector tier table.
+var connectorColumns = []string{"iterations", "errors", "p50", "p95", "p99", "max", "handshake p50", "handshake p95", "handshake p99", "handshake max"}
+
+func connectorFigures(c ConnectorRow) []string {
+	h := c.TLSHandshakeMS
+	return []string{fmt.Sprintf("%.0f", c.Iterations), fmt.Sprintf("%.2f%%", c.ErrorRate*100),
+		ms(c.P50MS), ms(c.P95MS), ms(c.P99MS), ms(c.MaxMS), ms(h.P50), ms(h.P95), ms(h.P99), ms(h.Max)}
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// totals are the counters a scenario reported ("enqueued 12, skipped 3"), "" when none, and what a
+// reader must know to read them.
+func totals(sc Scenario) (line, note string) {
+	if sc.Record == nil || len(sc.Record.Counters) == 0 {
+		return "", ""
+	}
+	keys := sortedKeys(sc.Record.Counters)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s %.0f", k, sc.Record.Counters[k])
+	}
+	if sc.Record.Counters["ari_leading_zero_404"] > 0 {
+		note = "ari_leading_zero_404: renewal-info answered 404 for a certificate it issued whose serial starts with 0 — certctl's known bug, docs/certctl-findings.md#ari-leading-zero; counted apart, not as a harness failure"
+	}
+	return strings.Join(parts, ", "), note
+}
+
+// judgedThreshold is a threshold with its mark: ok, FAIL, or - when it was not judged.
+type judgedThreshold struct {
+	Threshold
+	Mark string
+}
+
+// judgedThresholds are a record's thresholds by metric, marked, and whether none was judged: k6
+// reports the thresholds of a run whose setup() aborted as held, over no samples at all.
+func judgedThresholds(r *Record) (ts []judgedThreshold, unjudged bool) {
+	unjudged = !setupRan(r)
+	for _, t := range r.Thresholds {
+		mark := "ok"
+		switch {
+		case unjudged:
+			mark = "-"
+		case !t.OK:
+			mark = "FAIL"
+		}
+		ts = append(ts, judgedThreshold{t, mark})
+	}
+	sort.SliceStable(ts, func(i, j int) bool { return ts[i].Metric < ts[j].Metric })
+	return ts, unjudged
 }
 
 // ms prints a latency with three significant digits: 0.412, 3.22, 41.3, 1250.

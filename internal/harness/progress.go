@@ -1,0 +1,226 @@
+package harness
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"sync"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// k6API is where each k6 serves its REST API, inside its own container (no port leaves it): `k6
+// stats`, run in the same container, reads the figures so far from it.
+const k6API = "127.0.0.1:6565"
+
+// Stats is what a k6 has measured so far: each metric's sample (count, rate, p(95), value, …) by name,
+// as `k6 stats` prints them.
+type Stats map[string]map[string]float64
+
+// ParseStats reads the YAML `k6 stats` prints.
+func ParseStats(b []byte) (Stats, error) {
+	var list []struct {
+		Name   string             `yaml:"name"`
+		Sample map[string]float64 `yaml:"sample"`
+	}
+	if err := yaml.Unmarshal(b, &list); err != nil {
+		return nil, fmt.Errorf("k6 stats: %v", err)
+	}
+	s := Stats{}
+	for _, m := range list {
+		s[m.Name] = m.Sample
+	}
+	return s, nil
+}
+
+func (s Stats) get(metric, field string) (float64, bool) {
+	v, ok := s[metric][field]
+	return v, ok
+}
+
+// Progress is one line about a running scenario. Prev is the scenario's previous reading, so the rate
+// is the one achieved since then (nil: k6's own, over the whole run so far).
+type Progress struct {
+	Scenario string
+	Elapsed  time.Duration
+	Planned  time.Duration // 0: no fixed length (spot checks)
+	Now      Stats
+	Prev     Stats
+	Window   time.Duration
+}
+
+// Line renders the progress line: elapsed against planned, the rate achieved, dropped iterations,
+// errors and the p95 so far. The figures are k6's own: the run's record is the verdict, this is a
+// glance at whether it is going well.
+func (p Progress) Line() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "[%s] %s", p.Scenario, clock(p.Elapsed.Seconds()))
+	if p.Planned > 0 {
+		fmt.Fprintf(&b, " of %s", clock(p.Planned.Seconds()))
+	}
+	iters, _ := p.Now.get("iterations", "count")
+	rate, _ := p.Now.get("iterations", "rate")
+	if prev, ok := p.Prev.get("iterations", "count"); ok && p.Window > 0 {
+		rate = (iters - prev) / p.Window.Seconds()
+	}
+	// The connector tier's rates are per minute: so are its lines.
+	if rate > 0 && rate < 1 {
+		fmt.Fprintf(&b, "  %s it/min (%d so far)", rate1(60*rate), int64(iters))
+	} else {
+		fmt.Fprintf(&b, "  %s it/s (%d so far)", rate1(rate), int64(iters))
+	}
+	if d, _ := p.Now.get("dropped_iterations", "count"); d > 0 {
+		fmt.Fprintf(&b, "  %d dropped", int64(d))
+	}
+	// Requests where the scenario makes them; the connector tier's TLS handshakes otherwise.
+	if reqs, _ := p.Now.get("http_reqs", "count"); reqs > 0 {
+		failed, _ := p.Now.get("http_req_failed", "rate")
+		fmt.Fprintf(&b, "  errors %d (%s%%)", int64(math.Round(failed*reqs)), pct(failed))
+		p95, ok := p.Now.get("http_req_duration{expected_response:true}", "p(95)")
+		if !ok {
+			p95, _ = p.Now.get("http_req_duration", "p(95)")
+		}
+		fmt.Fprintf(&b, "  p95 %s ms", ms1(p95))
+	} else if p95, ok := p.Now.get("connection_duration", "p(95)"); ok {
+		if pass, ok := p.Now.get("checks", "rate"); ok {
+			fmt.Fprintf(&b, "  failed checks %s%%", pct(1-pass))
+		}
+		fmt.Fprintf(&b, "  handshake p95 %s ms", ms1(p95))
+	}
+	return b.String()
+}
+
+func rate1(v float64) string { return fmt.Sprintf("%.1f", v) }
+
+func pct(v float64) string { return fmt.Sprintf("%.2f", 100*v) }
+
+func ms1(v float64) string {
+	if v >= 100 {
+		return fmt.Sprintf("%.0f", v)
+	}
+	return fmt.Sprintf("%.1f", v)
+}
+
+// readStats asks the k6 in container for its figures so far; false while it has none to give (still
+// in setup, or gone).
+func (r *Runner) readStats(ctx context.Context, container string) (Stats, bool) {
+	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	var out bytes.Buffer
+	c, err := r.Exec(sctx, Cmd{Name: "docker", Args: []string{"exec", container, "k6", "stats", "--address", k6API}, Env: r.Env, Stdout: &out, Stderr: io.Discard})
+	if err != nil || c != 0 {
+		return nil, false
+	}
+	s, err := ParseStats(out.Bytes())
+	return s, err == nil && len(s) > 0
+}
+
+// liveScenario is a scenario's k6 while it runs, as the progress lines see it.
+type liveScenario struct {
+	name, container string
+	started         time.Time
+	done            bool
+	prev            Stats
+	prevAt          time.Time
+}
+
+// showProgress prints, every PROGRESS_INTERVAL, one line per scenario whose k6 runs, until the
+// returned func is called. mu guards live and the console.
+func (r *Runner) showProgress(ctx context.Context, mu *sync.Mutex, live []liveScenario) (stop func()) {
+	every := r.Cfg.ProgressEvery
+	if every <= 0 {
+		return func() {}
+	}
+	planned, _ := ParseDuration("DURATION", r.Cfg.Duration)
+	if r.Cfg.Spotcheck {
+		planned = 0 // each spot check has its own shape
+	}
+	pctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-pctx.Done():
+				return
+			case <-t.C:
+			}
+			mu.Lock()
+			now := append([]liveScenario(nil), live...)
+			mu.Unlock()
+			for i, l := range now {
+				if l.container == "" || l.done {
+					continue
+				}
+				s, ok := r.readStats(pctx, l.container)
+				if !ok {
+					continue
+				}
+				at := r.Now()
+				p := Progress{Scenario: l.name, Elapsed: at.Sub(l.started), Planned: planned, Now: s, Prev: l.prev, Window: at.Sub(l.prevAt)}
+				mu.Lock()
+				if !live[i].done {
+					r.logf("%s", p.Line())
+				}
+				live[i].prev, live[i].prevAt = s, at
+				mu.Unlock()
+			}
+		}
+	}()
+	return func() { cancel(); <-done }
+}
+
+// stackStartEvery is how often a stack that is still starting says so: `up --wait` is silent for up
+// to START_TIMEOUT.
+const stackStartEvery = 15 * time.Second
+
+// showStart prints, every stackStartEvery until the returned func is called, how far the stack has
+// come: each service's state, in compose's words.
+func (r *Runner) showStart(ctx context.Context, compose Compose, what string) (stop func()) {
+	pctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	began := time.Now() // console figures only: the records' times come from r.Now
+	go func() {
+		defer close(done)
+		t := time.NewTicker(stackStartEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-pctx.Done():
+				return
+			case <-t.C:
+			}
+			states, err := compose.States(pctx)
+			if err != nil || pctx.Err() != nil {
+				continue
+			}
+			r.logf("%s", StartLine(what, time.Since(began), states))
+		}
+	}()
+	return func() { cancel(); <-done }
+}
+
+// StartLine says what each service of a starting stack is doing.
+func StartLine(what string, elapsed time.Duration, states []ServiceState) string {
+	var parts []string
+	for _, s := range states {
+		st := s.State
+		switch {
+		case s.Health != "":
+			st = s.Health
+		case s.State == "exited":
+			st = fmt.Sprintf("exited %d", s.ExitCode)
+		}
+		parts = append(parts, s.Service+" "+st)
+	}
+	if len(parts) == 0 {
+		parts = []string{"no container yet"}
+	}
+	return fmt.Sprintf("%s, %s so far: %s", what, clock(elapsed.Seconds()), strings.Join(parts, ", "))
+}

@@ -1,0 +1,69 @@
+package harness
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+// A reading of a real k6 (k6 stats of k6 v2.2.0 running 20 requests/s, one in five answered 404) and
+// variations of it: each line in testdata/progress.golden is what a user sees.
+func TestProgressLines(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("testdata", "k6-stats.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	real, err := ParseStats(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := real.get("iterations", "count"); n == 0 {
+		t.Fatalf("iterations not read from k6 stats: %v", real["iterations"])
+	}
+	// A later reading, 20 s on: the rate shown is the one over those 20 s.
+	later := Stats{}
+	for k, v := range real {
+		later[k] = map[string]float64{}
+		for f, x := range v {
+			later[k][f] = x
+		}
+	}
+	later["iterations"]["count"] += 300
+	later["dropped_iterations"] = map[string]float64{"count": 12}
+	handshakes := Stats{
+		"iterations":          {"count": 40, "rate": 0.66},
+		"connection_duration": {"p(95)": 212.4},
+		"checks":              {"rate": 0.975},
+	}
+	lines := []string{
+		Progress{Scenario: "list_certificates", Elapsed: 6 * time.Second, Planned: 5 * time.Minute, Now: real}.Line(),
+		Progress{Scenario: "list_certificates", Elapsed: 26 * time.Second, Planned: 5 * time.Minute, Now: later, Prev: real, Window: 20 * time.Second}.Line(),
+		Progress{Scenario: "nginx", Elapsed: time.Minute, Planned: 5 * time.Minute, Now: handshakes}.Line(),
+		Progress{Scenario: "inventory_walk", Elapsed: 90 * time.Second, Now: Stats{"iterations": {"count": 0, "rate": 0}}}.Line(),
+	}
+	got := strings.Join(lines, "\n") + "\n"
+	golden := filepath.Join("testdata", "progress.golden")
+	if *update {
+		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != string(want) {
+		t.Errorf("progress lines:\n%s\nwant (testdata/progress.golden; -update rewrites it):\n%s", got, want)
+	}
+}
+
+func TestParseStatsRefusesGarbage(t *testing.T) {
+	if _, err := ParseStats([]byte("{not: [yaml")); err == nil {
+		t.Error("ParseStats accepted a broken reading")
+	}
+}

@@ -1,0 +1,178 @@
+package report
+
+import (
+	_ "embed"
+	"fmt"
+	"html/template"
+	"net/url"
+	"path"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// ExitMeanings says on index.html what a run's exit code means: harness.ExitMeaning, which this package
+// cannot import (the harness imports it), so the harness sets it. Left nil, the page points at
+// README.md's table instead.
+var ExitMeanings ExitMeaning
+
+//go:embed index.html.tmpl
+var indexSource string
+
+var indexTemplate = template.Must(template.New("index.html").Parse(indexSource))
+
+// runFiles are the files of the run as a whole that index.html links, when the run has them.
+var runFiles = []struct{ path, what string }{
+	{"summary.txt", "the summary as the run printed it"},
+	{"summary.json", "the summary as data"},
+	{"run.json", "what ran, where, with what, and how each k6 process ended"},
+	{"logs/stack.log", "the stack's container logs"},
+	{"logs/up.log", "docker compose up"},
+}
+
+type indexPage struct {
+	Title, Headline, Verdict string
+	Passed                   bool
+	Exit                     string
+	Problems, About          []string
+	Columns                  []string
+	Span                     int // columns of the scenario table
+	Rows                     []indexRow
+	ConnectorColumns         []string
+	Connector                []connectorIndexRow
+	Totals                   []indexTotals
+	Failed                   []failedThreshold
+	FailedChecks             []string
+	Thresholds               []indexThresholds
+	Files                    []indexLink
+}
+
+type indexRow struct {
+	Tier, Name, Status, Problem string
+	Figures                     []string
+	Links                       []indexLink
+}
+
+type indexLink struct{ Href, Label, Title string }
+
+type connectorIndexRow struct {
+	Target, Status string
+	Figures        []string
+}
+
+type indexTotals struct{ Scenario, Line, Note string }
+
+type failedThreshold struct{ Scenario, Metric, Limit, Measured string }
+
+type indexThresholds struct {
+	Scenario   string
+	Unjudged   bool
+	Thresholds []judgedThreshold
+}
+
+// Index renders index.html: the page a reader of a downloaded run opens first. It links the files of
+// the run that are in files (the run directory's, relative and slash-separated) and no other: a run cut
+// short lacks some, and a link that leads nowhere would read as a file lost since. The page carries its
+// own style and loads nothing, so it reads the same from file:// and from an unpacked artifact.
+func Index(s Summary, files []string, meaning ExitMeaning) (string, error) {
+	have := make(map[string]bool, len(files))
+	for _, f := range files {
+		have[f] = true
+	}
+	link := func(rel, label, title string) []indexLink {
+		rel = path.Clean(filepath.ToSlash(rel))
+		if !have[rel] {
+			return nil
+		}
+		return []indexLink{{Href: href(rel), Label: label, Title: title}}
+	}
+
+	verdict := "PASSED"
+	if !s.Passed {
+		verdict = "FAILED"
+	}
+	p := indexPage{
+		Title:    fmt.Sprintf("certctl-loadtest %s: %s", s.RunID, verdict),
+		Headline: fmt.Sprintf("certctl-loadtest run %s: %s (exit %d)", s.RunID, verdict, s.ExitCode),
+		Verdict:  verdict, Passed: s.Passed,
+		Exit:     fmt.Sprintf("Exit %d: %s.", s.ExitCode, indexExitMeaning(s.ExitCode, meaning)),
+		Problems: append(nonEmpty(s.Run.Error), s.Run.Faults...),
+		About:    aboutLines(s), Columns: figureColumns, Span: len(figureColumns) + 4,
+		ConnectorColumns: connectorColumns, FailedChecks: s.FailedChecks,
+	}
+
+	ran := map[string]ScenarioRun{}
+	for _, sr := range s.Run.Scenarios {
+		ran[sr.Name] = sr
+	}
+	for _, sc := range s.Scenarios {
+		row := indexRow{Tier: sc.Tier, Name: sc.Name, Status: sc.Status, Problem: sc.Problem, Figures: figures(sc)}
+		sr := ran[sc.Name]
+		logPath := sr.Log
+		if logPath == "" {
+			logPath = "logs/" + sc.Name + ".log"
+		}
+		rawPath, rawLabel, rawTitle := "raw/"+sc.Name+".json.gz", "raw samples", "k6's samples (gzipped JSON lines)"
+		if sr.Raw != nil {
+			rawPath = sr.Raw.Path
+			if !sr.Raw.Complete {
+				rawLabel += " (cut off)"
+				rawTitle += ", cut off where k6 stopped"
+			}
+		}
+		row.Links = append(row.Links, link("dashboard/"+sc.Name+".html", "dashboard", "k6's web dashboard report")...)
+		row.Links = append(row.Links, link("scenarios/"+sc.Name+".json", "record", "the scenario's record, as k6 wrote it")...)
+		row.Links = append(row.Links, link(logPath, "log", "k6's log")...)
+		row.Links = append(row.Links, link(rawPath, rawLabel, rawTitle)...)
+		p.Rows = append(p.Rows, row)
+
+		if line, note := totals(sc); line != "" {
+			p.Totals = append(p.Totals, indexTotals{sc.Name, line, note})
+		}
+		if sc.Record == nil || len(sc.Record.Thresholds) == 0 {
+			continue
+		}
+		ts, unjudged := judgedThresholds(sc.Record)
+		p.Thresholds = append(p.Thresholds, indexThresholds{sc.Name, unjudged, ts})
+		// Every breach Assemble counts against the run, judged or not: the verdict rests on them.
+		for _, t := range ts {
+			if !t.OK {
+				m := t.Measured()
+				if m == "" {
+					m = "no value recorded"
+				}
+				p.Failed = append(p.Failed, failedThreshold{sc.Name, t.Metric, t.Expression, m})
+			}
+		}
+	}
+	for _, t := range sortedKeys(s.ConnectorTier) {
+		c := s.ConnectorTier[t]
+		p.Connector = append(p.Connector, connectorIndexRow{t, c.Status, connectorFigures(c)})
+	}
+	for _, f := range runFiles {
+		p.Files = append(p.Files, link(f.path, f.path, f.what)...)
+	}
+
+	var b strings.Builder
+	if err := indexTemplate.Execute(&b, p); err != nil {
+		return "", fmt.Errorf("index.html: %w", err)
+	}
+	return b.String(), nil
+}
+
+func indexExitMeaning(code int, meaning ExitMeaning) string {
+	if meaning == nil {
+		return "README.md's table of exit codes says what it means"
+	}
+	return exitMeaning(strconv.Itoa(code), meaning)
+}
+
+// href is a relative link to a file of the run, each segment escaped: a name with a space, "#" or "?"
+// must still name the file, and one with a colon must not read as a URL scheme.
+func href(rel string) string {
+	segs := strings.Split(rel, "/")
+	for i, s := range segs {
+		segs[i] = strings.ReplaceAll(url.PathEscape(s), ":", "%3A")
+	}
+	return strings.Join(segs, "/")
+}
