@@ -716,7 +716,10 @@ func (r *Runner) runScenarios(ctx context.Context, compose Compose, dir string) 
 			// run, apart (vus and vus_max carry no scenario tag of their own).
 			args = append(args, "--tag", "testid="+r.Cfg.RunID, "--tag", "lt_scenario="+sc.Name)
 		}
-		args = append(append(args, r.Cfg.K6Outputs...), "/"+sc.Path)
+		for _, o := range r.Cfg.K6Outputs {
+			args = append(args, strings.ReplaceAll(o, "{scenario}", sc.Name))
+		}
+		args = append(args, "/"+sc.Path)
 		mu.Lock() // scenarios started before print their lines meanwhile
 		r.logf("scenario %s: k6 run %s", sc.Name, sc.Path)
 		mu.Unlock()

@@ -593,7 +593,7 @@ func TestRunPullsMissingUpstreamImagesWithCompose(t *testing.T) {
 // K6_OUT's outputs are k6 arguments beside the harness's own, and their settings reach k6 by name only.
 func TestRunPassesK6Outputs(t *testing.T) {
 	cfg := testConfig(t, "nginx")
-	cfg.K6Outputs = []string{"--out", "experimental-prometheus-rw"}
+	cfg.K6Outputs = []string{"--out", "experimental-prometheus-rw", "--out", "csv=/results/{scenario}.csv"}
 	var line string
 	f := engine(t, cfg, map[string]k6Outcome{"nginx": {record: "passed"}})
 	f.answers = append([]answer{{prefix: "compose run --rm --no-deps -T --name ", do: func(ctx context.Context, c Cmd) int {
@@ -605,7 +605,7 @@ func TestRunPassesK6Outputs(t *testing.T) {
 	if res.code != 0 {
 		t.Fatalf("exit %d:\n%s", res.code, res.stderr)
 	}
-	for _, want := range []string{"-e K6_PROMETHEUS_RW_PASSWORD ", "--out json=/results/raw/nginx.json.gz --tag testid=t1 --tag lt_scenario=nginx --out experimental-prometheus-rw /k6/connector/nginx.js"} {
+	for _, want := range []string{"-e K6_PROMETHEUS_RW_PASSWORD ", "--out json=/results/raw/nginx.json.gz --tag testid=t1 --tag lt_scenario=nginx --out experimental-prometheus-rw --out csv=/results/nginx.csv /k6/connector/nginx.js"} {
 		if !strings.Contains(line, want) {
 			t.Errorf("k6's command line lacks %q: %s", want, line)
 		}

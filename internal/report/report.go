@@ -180,7 +180,18 @@ func (t Threshold) Measured() string {
 	if agg == "" {
 		agg = "value"
 	}
-	return agg + "=" + strconv.FormatFloat(*t.Value, 'f', -1, 64)
+	v := agg + "=" + strconv.FormatFloat(*t.Value, 'f', -1, 64)
+	if t.InMilliseconds() && agg != "count" && agg != "rate" {
+		v += " ms"
+	}
+	return v
+}
+
+// InMilliseconds reports whether the metric is a time: k6's durations and our *_ms trends, which k6
+// reports in milliseconds.
+func (t Threshold) InMilliseconds() bool {
+	name, _, _ := strings.Cut(t.Metric, "{")
+	return strings.Contains(name, "duration") || strings.HasSuffix(name, "_ms") || strings.Contains(name, "_ms_")
 }
 
 // Scenario is one row of summary.json: the record (if k6 wrote one) plus how its process ended.

@@ -53,7 +53,7 @@ func TestLoadFailedRun(t *testing.T) {
 	if got := byName["ghost"]; got.Status != "no-results" || !strings.Contains(got.Problem, "k6 wrote no results") {
 		t.Errorf("ghost: %+v", got)
 	}
-	want := "list_certificates: threshold http_req_duration{scenario:list_certificates} p(95)<800 (measured p(95)=910)"
+	want := "list_certificates: threshold http_req_duration{scenario:list_certificates} p(95)<800 (measured p(95)=910 ms)"
 	found := false
 	for _, f := range s.FailedChecks {
 		found = found || f == want
