@@ -1,11 +1,12 @@
 // Package workflow runs .github/workflows/loadtest.yml, unchanged, on this host with act (nektos/act,
-// pinned in tools/act): the jobs' own steps, expressions, conditions, outputs and matrix, with no job
-// container (the self-hosted platform). GitHub's three actions are replaced by the stand-ins in
-// actions/, and an env file switches the run to the offline images and to the real certctl build in
-// CERTCTL_DIST (packaged by the harness), which is all that differs from a GitHub runner. What act cannot show: the real actions, artifact storage, the
-// concurrency group, permissions and the job summary page (act writes $GITHUB_STEP_SUMMARY to a file
-// it deletes; internal/report's golden files pin what `bin/loadtest report --format markdown` writes
-// into it).
+// pinned in tools/act): the jobs' own steps, the local action they call (.github/actions/loadtest),
+// expressions, conditions, outputs, inputs, repository variables and the matrix, with no job container
+// (the self-hosted platform). GitHub's three actions are replaced by the stand-ins in actions/, and an
+// env file switches the run to the offline images and to the real certctl build in CERTCTL_DIST (packaged
+// by the harness, or beforehand by the test when a job is given the image by name), which is all that
+// differs from a GitHub runner. What act cannot show: the real actions, artifact storage, the concurrency
+// group, permissions and the job summary page (act prints the summary's Markdown, which the tests read;
+// internal/report's golden files pin what `bin/loadtest report --format markdown` writes into it).
 package workflow
 
 import (
@@ -13,13 +14,20 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io/fs"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"gopkg.in/yaml.v3"
 
 	"certctl-loadtest/internal/report"
 )
@@ -67,20 +75,30 @@ type actRun struct {
 	code    int
 	output  string
 	sink    string // where the upload-artifact stand-in put the artifacts
+	runID   string // github.run_id
 	elapsed time.Duration
 }
 
-// usesRE finds the workflow's actions: every one must be pinned to a commit and have a stand-in.
+// runIDOf is the RUN_ID the workflow gives the job with this matrix label: results/<it> and loadtest-<it>.
+func (r actRun) runIDOf(label string) string { return label + "-" + r.runID + "-1" }
+
+// usesRE finds the actions a workflow or an action uses: every one must be pinned to a commit and have a
+// stand-in, and Dependabot must watch the directory that uses it.
 var usesRE = regexp.MustCompile(`uses:\s*([\w.-]+)/([\w.-]+)@(\S+)`)
 
-// runAct runs act on the workflow for one event, with env on top of the switch to offline images and the
-// real certctl build, and returns what it printed and uploaded.
+// withoutDist, among a run's env, leaves CERTCTL_DIST unset: the job then runs the certctl image it is
+// given by name (the certctl_image input, the CERTCTL_IMAGE variable or .env's pin), as on GitHub.
+const withoutDist = "CERTCTL_DIST="
+
+// runAct runs act on the weekly workflow for one event, with env on top of the switch to offline images
+// and the real certctl build, and returns what it printed and uploaded.
 func runAct(t *testing.T, event string, payload string, env []string, args ...string) actRun {
 	t.Helper()
-	return runActWith(t, hostEnv(), event, payload, env, args...)
+	return runActOn(t, workflow, event, payload, env, args...)
 }
 
-func runActWith(t *testing.T, host []string, event string, payload string, env []string, args ...string) actRun {
+// runActOn is runAct on another workflow file (relative to the repository).
+func runActOn(t *testing.T, wf, event string, payload string, env []string, args ...string) actRun {
 	t.Helper()
 	tmp := t.TempDir()
 	sink := filepath.Join(tmp, "artifacts")
@@ -88,37 +106,48 @@ func runActWith(t *testing.T, host []string, event string, payload string, env [
 	if err := os.WriteFile(eventFile, []byte(payload), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// github.run_id, and through RUN_ID the run's directory and compose project: digits as on GitHub, and
+	// random so that runs of this suite on one Docker engine never share a project.
+	runID := strconv.FormatInt(1_000_000_000+rand.Int64N(9_000_000_000), 10)
 	// act reads the repository's .env by default, and that is compose's file of image pins: they would
 	// override images/offline.env. An env file of our own keeps it out.
 	envFile := filepath.Join(tmp, "act.env")
-	lines := append([]string{
-		"IMAGES=offline", "ACT_ARTIFACT_SINK=" + sink,
+	lines := []string{"IMAGES=offline", "ACT_ARTIFACT_SINK=" + sink, "GITHUB_RUN_ID=" + runID}
+	withDist := true
+	for _, kv := range env {
+		if kv == withoutDist {
+			withDist = false
+			continue
+		}
+		lines = append(lines, kv)
+	}
+	if withDist {
 		// Absolute: the job runs in a copy of the working tree.
-		"CERTCTL_DIST=" + dist(),
-	}, env...)
+		lines = append(lines, "CERTCTL_DIST="+dist())
+	}
 	if err := os.WriteFile(envFile, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	flags := []string{event, "--workflows", workflow, "--eventpath", eventFile,
+	flags := []string{event, "--workflows", wf, "--eventpath", eventFile,
 		"-P", "ubuntu-24.04=-self-hosted", "--action-cache-path", filepath.Join(tmp, "cache"),
 		"--env-file", envFile, "--var-file", os.DevNull, "--secret-file", os.DevNull, "--input-file", os.DevNull}
-	flags = append(flags, standIns(t)...)
+	flags = append(flags, standIns(t, wf)...)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, act, append(flags, args...)...)
 	cmd.Dir = root
-	cmd.Env = host
+	cmd.Env = hostEnv()
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	start := time.Now()
 	err := cmd.Run()
-	r := actRun{output: out.String(), sink: sink, elapsed: time.Since(start)}
+	r := actRun{output: out.String(), sink: sink, runID: runID, elapsed: time.Since(start)}
 	if ee, ok := err.(*exec.ExitError); ok {
 		r.code = ee.ExitCode()
 	} else if err != nil {
 		t.Fatalf("act: %v\n%s", err, r.output)
 	}
-	t.Logf("act %s %s: exit %d in %s", event, strings.Join(args, " "), r.code, r.elapsed.Round(time.Millisecond))
+	t.Logf("act %s %s %s (run id %s): exit %d in %s", wf, event, strings.Join(args, " "), runID, r.code, r.elapsed.Round(time.Millisecond))
 	return r
 }
 
@@ -131,32 +160,90 @@ func dist() string {
 	return d
 }
 
-// standIns maps each action the workflow uses, at its pinned commit, to the stand-in of the same name.
-func standIns(t *testing.T) []string {
+// packaged is CERTCTL_DIST packaged once for the jobs that are given certctl by image name.
+var packaged struct {
+	once  sync.Once
+	image string
+	err   error
+}
+
+// packagedImage packages the certctl build in CERTCTL_DIST into local images, as the harness does with
+// CERTCTL_DIST (images/certctl/build.sh, cached), and returns the server image's name: a job given that
+// name runs the real certctl the way a GitHub job runs a registry's image.
+func packagedImage(t *testing.T) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(root, workflow))
-	if err != nil {
-		t.Fatal(err)
+	packaged.once.Do(func() {
+		cmd := exec.Command(filepath.Join(root, "images", "certctl", "build.sh"), dist())
+		cmd.Env = append(hostEnv(), "IMAGES=offline")
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			packaged.err = fmt.Errorf("images/certctl/build.sh %s: %v\n%s", dist(), err, stderr.String())
+			return
+		}
+		for _, line := range strings.Split(string(out), "\n") {
+			if v, ok := strings.CutPrefix(line, "CERTCTL_IMAGE="); ok {
+				packaged.image = v
+			}
+		}
+		if packaged.image == "" {
+			packaged.err = fmt.Errorf("images/certctl/build.sh printed no CERTCTL_IMAGE=<image>:\n%s", out)
+		}
+	})
+	if packaged.err != nil {
+		t.Fatal(packaged.err)
 	}
+	return packaged.image
+}
+
+// actionFiles lists the local actions' metadata (.github/actions/<name>/action.yml), relative to the
+// repository.
+func actionFiles(t *testing.T) []string {
+	t.Helper()
+	var files []string
+	for _, pattern := range []string{"action.yml", "action.yaml"} {
+		m, err := filepath.Glob(filepath.Join(root, ".github", "actions", "*", pattern))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range m {
+			rel, _ := filepath.Rel(root, f)
+			files = append(files, rel)
+		}
+	}
+	return files
+}
+
+// standIns maps each action the workflow and the local actions use, at its pinned commit, to the stand-in
+// of the same name.
+func standIns(t *testing.T, wf string) []string {
+	t.Helper()
 	var flags []string
 	seen := map[string]bool{}
-	for _, m := range usesRE.FindAllStringSubmatch(string(b), -1) {
-		ref := m[1] + "/" + m[2] + "@" + m[3]
-		if seen[ref] {
-			continue
+	for _, file := range append([]string{wf}, actionFiles(t)...) {
+		b, err := os.ReadFile(filepath.Join(root, file))
+		if err != nil {
+			t.Fatal(err)
 		}
-		seen[ref] = true
-		if !regexp.MustCompile(`^[0-9a-f]{40}$`).MatchString(m[3]) {
-			t.Fatalf("%s: %s is not pinned to a commit", workflow, ref)
+		for _, m := range usesRE.FindAllStringSubmatch(string(b), -1) {
+			ref := m[1] + "/" + m[2] + "@" + m[3]
+			if !regexp.MustCompile(`^[0-9a-f]{40}$`).MatchString(m[3]) {
+				t.Fatalf("%s: %s is not pinned to a commit", file, ref)
+			}
+			if seen[ref] {
+				continue
+			}
+			seen[ref] = true
+			dir := filepath.Join(root, "test", "workflow", "actions", m[2])
+			if _, err := os.Stat(filepath.Join(dir, "action.yml")); err != nil {
+				t.Fatalf("%s uses %s, which has no stand-in in %s", file, ref, dir)
+			}
+			flags = append(flags, "--local-repository", ref+"="+dir)
 		}
-		dir := filepath.Join(root, "test", "workflow", "actions", m[2])
-		if _, err := os.Stat(filepath.Join(dir, "action.yml")); err != nil {
-			t.Fatalf("%s uses %s, which has no stand-in in %s", workflow, ref, dir)
-		}
-		flags = append(flags, "--local-repository", ref+"="+dir)
 	}
 	if len(flags) == 0 {
-		t.Fatalf("no actions found in %s", workflow)
+		t.Fatalf("no actions found in %s and the local actions", wf)
 	}
 	return flags
 }
@@ -174,36 +261,48 @@ func hostEnv() []string {
 	return env
 }
 
-// artifact reads the summary.json of the one artifact whose name starts with prefix.
-func artifact(t *testing.T, r actRun, prefix string) (dir string, summary report.Summary) {
+// completeRun is what the artifact of a run that ran its course holds besides summary.json.
+var completeRun = []string{"index.html", "summary.txt", "run.json", "dashboard/*.html", "raw/*.json.gz", "logs/stack.log"}
+
+// artifact reads the summary.json of the artifact of run runID: named loadtest-<runID>, uploaded from
+// results/<runID>/ (the directory the workflow named before the run) for 90 days, holding files.
+func artifact(t *testing.T, r actRun, runID string, files ...string) (dir string, summary report.Summary) {
 	t.Helper()
-	matches, _ := filepath.Glob(filepath.Join(r.sink, prefix+"*"))
-	var dirs []string
-	for _, m := range matches {
-		if fi, err := os.Stat(m); err == nil && fi.IsDir() {
-			dirs = append(dirs, m)
+	dir = filepath.Join(r.sink, "loadtest-"+runID)
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		have, _ := filepath.Glob(filepath.Join(r.sink, "*"))
+		t.Fatalf("no artifact %s; the sink has %v; act printed:\n%s", filepath.Base(dir), have, r.output)
+	}
+	inputs, err := os.ReadFile(dir + ".inputs")
+	for _, want := range []string{"path=results/" + runID + "/\n", "retention-days=90\n"} {
+		if err != nil || !strings.Contains(string(inputs), want) {
+			t.Errorf("artifact %s: uploaded with %q (%v), want %q", dir, inputs, err, want)
 		}
 	}
-	if len(dirs) != 1 {
-		t.Fatalf("want one artifact named %s*, have %v; act printed:\n%s", prefix, dirs, r.output)
-	}
-	b, err := os.ReadFile(filepath.Join(dirs[0], "summary.json"))
+	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
 	if err != nil {
-		t.Fatalf("artifact %s: %v", dirs[0], err)
+		t.Fatalf("artifact %s: %v", dir, err)
 	}
 	if err := json.Unmarshal(b, &summary); err != nil {
 		t.Fatal(err)
 	}
-	inputs, err := os.ReadFile(dirs[0] + ".inputs")
-	if err != nil || !strings.Contains(string(inputs), "retention-days=90\n") {
-		t.Errorf("artifact %s: uploaded with %q (%v), want a 90-day retention", dirs[0], inputs, err)
+	if summary.RunID != runID {
+		t.Errorf("summary.json: run id %q, want the workflow's RUN_ID %q", summary.RunID, runID)
 	}
-	for _, want := range []string{"summary.txt", "run.json", "dashboard/*.html", "raw/*.json.gz", "logs/stack.log"} {
-		if m, _ := filepath.Glob(filepath.Join(dirs[0], want)); len(m) == 0 {
-			t.Errorf("artifact %s has no %s", dirs[0], want)
+	for _, want := range files {
+		if m, _ := filepath.Glob(filepath.Join(dir, want)); len(m) == 0 {
+			t.Errorf("artifact %s has no %s", dir, want)
 		}
 	}
-	return dirs[0], summary
+	return dir, summary
+}
+
+// noArtifacts fails when anything was uploaded.
+func noArtifacts(t *testing.T, r actRun) {
+	t.Helper()
+	if have, _ := filepath.Glob(filepath.Join(r.sink, "*")); len(have) > 0 {
+		t.Errorf("uploaded %v; want nothing", have)
+	}
 }
 
 // wantOutput: act v0.2.89 runs a host step through a pty and, when the step exits non-zero, returns
@@ -218,29 +317,64 @@ func wantOutput(t *testing.T, r actRun, pattern string) {
 	}
 }
 
+// mainSteps lists the steps act ran for the job whose log prefix starts with job, in order, by name: the
+// workflow's, and within them the local action's.
+func mainSteps(r actRun, job string) []string {
+	var steps []string
+	re := regexp.MustCompile(`\[` + regexp.QuoteMeta(job) + `[^]]*\]\s+⭐ Run Main (.+)`)
+	for _, m := range re.FindAllStringSubmatch(r.output, -1) {
+		steps = append(steps, strings.TrimSpace(m[1]))
+	}
+	return steps
+}
+
 const apiInputs = `{"inputs": {"tier": "api", "duration": "5s"}}`
 
-// The tiers' job, dispatched for the API tier: a green run passes the job and uploads its results; a
-// run that breaches thresholds fails the job at its last step, after the upload.
+// A repository variable the dispatch input must win over. Offline it cannot be pulled: a run given it
+// stops at once.
+const variableImage = "example.invalid/certctl-server:from-the-variable"
+
+// The tiers' job, dispatched for the API tier. Green: the job's steps run in order, the verdict last; the
+// certctl_image input wins over the CERTCTL_IMAGE variable and is the certctl that ran; the results are
+// uploaded from results/<RUN_ID> as loadtest-<RUN_ID>. A run that breaches thresholds fails the job at
+// its last step, after the upload.
 func TestDefaultJob(t *testing.T) {
 	t.Parallel()
 	t.Run("green", func(t *testing.T) {
-		r := runAct(t, "workflow_dispatch", apiInputs, nil, "--job", "loadtest")
+		image := packagedImage(t)
+		r := runAct(t, "workflow_dispatch", fmt.Sprintf(`{"inputs": {"tier": "api", "duration": "5s", "certctl_image": %q}}`, image),
+			[]string{withoutDist}, "--job", "loadtest", "--var", "CERTCTL_IMAGE="+variableImage)
 		if r.code != 0 {
 			t.Fatalf("act exited %d; want 0:\n%s", r.code, r.output)
 		}
 		wantOutput(t, r, `::set-output:: code=0`)
-		for _, step := range []string{"Build the harness", "Check the inputs", "Run the load test", "Locate the results",
-			"Upload the results", "Write the job summary", "Verdict"} {
-			wantOutput(t, r, `⭐ Run Main `+regexp.QuoteMeta(step)+`\n`)
+		order := []string{"Load test", "Build the harness", "Check the inputs", "Run the load test",
+			"Upload the results", "Write the job summary", "Verdict"}
+		steps := mainSteps(r, "loadtest/tiers api")
+		var ran []string
+		for _, s := range steps {
+			if slices.Contains(order, s) {
+				ran = append(ran, s)
+			}
+		}
+		if !slices.Equal(ran, order) || len(steps) == 0 || steps[len(steps)-1] != "Verdict" {
+			t.Errorf("the job ran %q; want %q in that order, Verdict last", steps, order)
 		}
 		wantOutput(t, r, `\[loadtest/tiers api[^]]*\]\s+✅  Success - Main Write the job summary`)
 		// Every stack needs netguard's (stack-net: no route out); the API tier needs no other of ours.
 		if m := regexp.MustCompile(`building our own images: (.*)`).FindStringSubmatch(r.output); m != nil && strings.TrimSpace(m[1]) != "stack-net" {
 			t.Errorf("images of ours built for the API tier: %s; it needs stack-net's only", m[1])
 		}
-		if _, s := artifact(t, r, "loadtest-api-"); !s.Passed || s.ExitCode != 0 {
+		_, s := artifact(t, r, r.runIDOf("api"), completeRun...)
+		if !s.Passed || s.ExitCode != 0 {
 			t.Errorf("summary.json: passed %v, exit code %d; want a passed run", s.Passed, s.ExitCode)
+		}
+		if s.Run.Certctl.Image != image || s.Run.Certctl.Build != "" {
+			t.Errorf("certctl ran from %q (build %q); want the certctl_image input %q, over the variable %q",
+				s.Run.Certctl.Image, s.Run.Certctl.Build, image, variableImage)
+		}
+		if want := "CERTCTL_IMAGE=" + image; !strings.Contains(s.Run.Command, want) {
+			t.Errorf("run.json command %q, want %s in it", s.Run.Command, want)
 		}
 	})
 	t.Run("thresholds breached", func(t *testing.T) {
@@ -252,30 +386,66 @@ func TestDefaultJob(t *testing.T) {
 		wantOutput(t, r, `::set-output:: code=99`)
 		// act's own line: the step's ::error line can be lost (see wantOutput).
 		wantOutput(t, r, `❌  Failure - Main Verdict`)
+		wantOutput(t, r, `✅  Success - Main Upload the results`)
 		wantOutput(t, r, `✅  Success - Main Write the job summary`)
-		if _, s := artifact(t, r, "loadtest-api-"); s.Passed || s.ExitCode != 99 {
+		if _, s := artifact(t, r, r.runIDOf("api"), completeRun...); s.Passed || s.ExitCode != 99 {
 			t.Errorf("summary.json: passed %v, exit code %d; want 99", s.Passed, s.ExitCode)
 		}
 	})
 }
 
 // The connector tier's run builds the F5 stand-in from its Dockerfile itself (no step of the workflow
-// does, and no root is needed) before the load.
+// does, and no root is needed) before the load. Given certctl by the CERTCTL_IMAGE variable alone, it
+// runs that image.
 func TestConnectorTierBuildsTheF5Image(t *testing.T) {
 	t.Parallel()
-	r := runAct(t, "workflow_dispatch", `{"inputs": {"tier": "connector", "duration": "5s"}}`, nil, "--job", "loadtest")
+	image := packagedImage(t)
+	r := runAct(t, "workflow_dispatch", `{"inputs": {"tier": "connector", "duration": "5s"}}`, []string{withoutDist},
+		"--job", "loadtest", "--var", "CERTCTL_IMAGE="+image)
 	if r.code != 0 {
 		t.Fatalf("act exited %d; want 0:\n%s", r.code, r.output)
 	}
 	wantOutput(t, r, `loadtest: building our own images: f5\b`)
-	if _, s := artifact(t, r, "loadtest-connector-"); !s.Passed {
+	_, s := artifact(t, r, r.runIDOf("connector"), completeRun...)
+	if !s.Passed {
 		t.Errorf("connector tier: exit code %d, want a passed run", s.ExitCode)
 	}
+	if s.Run.Certctl.Image != image {
+		t.Errorf("certctl ran from %q; want the CERTCTL_IMAGE variable's %q", s.Run.Certctl.Image, image)
+	}
+}
+
+// Neither the input nor the variable: CERTCTL_IMAGE stays unset and compose takes .env's pin (exported
+// empty, it would hide the pin: compose refuses it, exit 2). Offline the pin cannot be pulled, so the
+// run stops before its directory exists, exit 3, naming the pin; nothing is uploaded, and the job summary
+// still says what happened before the verdict fails the job.
+func TestCertctlImagePinWhenNoneGiven(t *testing.T) {
+	t.Parallel()
+	env, err := os.ReadFile(filepath.Join(root, ".env"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^CERTCTL_IMAGE=(\S+)$`).FindSubmatch(env)
+	if m == nil {
+		t.Fatal(".env pins no CERTCTL_IMAGE")
+	}
+	pin := string(m[1])
+	r := runAct(t, "workflow_dispatch", apiInputs, []string{withoutDist}, "--job", "loadtest")
+	if r.code == 0 {
+		t.Fatalf("act exited 0 with an image that is not on this host:\n%s", r.output)
+	}
+	// The run step itself succeeds (it records the code), so what it prints is not lost (see wantOutput).
+	wantOutput(t, r, `::set-output:: code=3`)
+	wantOutput(t, r, `image\(s\) not available: `+regexp.QuoteMeta(pin))
+	wantOutput(t, r, `✅  Success - Main Write the job summary`)
+	wantOutput(t, r, "`results/"+regexp.QuoteMeta(r.runIDOf("api"))+"` does not exist")
+	wantOutput(t, r, `❌  Failure - Main Verdict`)
+	noArtifacts(t, r)
 }
 
 // One scale scenario's job, dispatched with tier=scale: the tiers' job stays out, the matrix entry sets
 // SCENARIOS, the run records the make target that repeats it, and the artifact is named after the
-// scenario.
+// scenario (dashes for its underscores: RUN_ID allows none). No image given: none is exported.
 func TestScaleJob(t *testing.T) {
 	t.Parallel()
 	r := runAct(t, "workflow_dispatch", `{"inputs": {"tier": "scale", "duration": "5s"}}`, nil,
@@ -286,18 +456,21 @@ func TestScaleJob(t *testing.T) {
 	if regexp.MustCompile(`\[loadtest/tiers [^]]*\]\s+⭐ Run`).MatchString(r.output) {
 		t.Errorf("the tiers' job ran on tier=scale:\n%s", r.output)
 	}
-	_, s := artifact(t, r, "loadtest-scale-agent_storm-")
+	_, s := artifact(t, r, r.runIDOf("scale-agent-storm"), completeRun...)
 	if !s.Passed {
 		t.Errorf("agent_storm: exit code %d, want a passed run", s.ExitCode)
 	}
 	if want := "make loadtest-scale TIER=scale SCENARIOS=agent_storm "; !strings.HasPrefix(s.Run.Command, want) {
 		t.Errorf("run.json command %q, want it to start with %q", s.Run.Command, want)
 	}
+	if strings.Contains(s.Run.Command, "CERTCTL_IMAGE=") {
+		t.Errorf("run.json command %q: CERTCTL_IMAGE set with no input and no variable", s.Run.Command)
+	}
 }
 
 // The weekly schedule with a malformed duration: the plan has a job for every tier but scale and one
 // for each scale scenario (k6/scale/*.js), and every one stops at "Check the inputs" with the
-// harness's sentence, before any image or stack.
+// harness's sentence, before any image or stack; with no run, there is nothing to upload.
 func TestScheduleRefusesBadInputEarly(t *testing.T) {
 	t.Parallel()
 	r := runAct(t, "schedule", `{}`, []string{"DURATION=5x"})
@@ -314,6 +487,7 @@ func TestScheduleRefusesBadInputEarly(t *testing.T) {
 	}
 	for _, job := range jobs {
 		wantOutput(t, r, `\[loadtest/`+job+`[^]]*\]\s+❌  Failure - Main Check the inputs`)
+		wantOutput(t, r, `\[loadtest/`+job+`[^]]*\]\s+✅  Success - Main Write the job summary`)
 		wantOutput(t, r, `\[loadtest/`+job+`[^]]*\]\s+❌  Failure - Main Verdict`)
 	}
 	// What the steps print is required once, not once per job: see wantOutput.
@@ -321,5 +495,115 @@ func TestScheduleRefusesBadInputEarly(t *testing.T) {
 	wantOutput(t, r, `::error title=loadtest (all|[a-z_]+)::bin/loadtest run exited nothing`)
 	if strings.Contains(r.output, "loadtest: results in") {
 		t.Errorf("a run started despite the malformed duration:\n%s", r.output)
+	}
+	if strings.Contains(r.output, "⭐ Run Main Upload the results") {
+		t.Errorf("an upload was attempted though no run started:\n%s", r.output)
+	}
+	noArtifacts(t, r)
+}
+
+// The local action when the run outlives its timeout (testdata/timeout.yml: 45 s for a 5-minute run):
+// the harness is sent SIGTERM and, stopped the way a cancelled job stops it, writes its summary (exit
+// 130); the step records that code and that it timed out, the results are uploaded, the job summary says
+// so, and the verdict fails the job.
+func TestRunStepTimesOut(t *testing.T) {
+	t.Parallel()
+	r := runActOn(t, filepath.Join("test", "workflow", "testdata", "timeout.yml"), "workflow_dispatch", `{}`, nil)
+	if r.code == 0 {
+		t.Fatalf("act exited 0 for a run that timed out:\n%s", r.output)
+	}
+	wantOutput(t, r, `::set-output:: code=130`)
+	wantOutput(t, r, `::set-output:: timed_out=true`)
+	wantOutput(t, r, `✅  Success - Main Run the load test`)
+	wantOutput(t, r, `✅  Success - Main Upload the results`)
+	wantOutput(t, r, `\*\*The run step timed out after 0\.75 minutes\*\*`)
+	wantOutput(t, r, `❌  Failure - Main Verdict`)
+	_, s := artifact(t, r, "timeout-"+r.runID+"-1", "index.html", "summary.txt", "run.json", "logs/stack.log")
+	if s.ExitCode != 130 {
+		t.Errorf("summary.json: exit code %d; want 130 (interrupted)", s.ExitCode)
+	}
+}
+
+// .github/dependabot.yml parses, updates both ecosystems weekly (gomod at the root, where go.mod is) and
+// watches every place that uses an action: "/" (.github/workflows) when a workflow does, and each
+// directory whose action.yml does. A listed directory that holds no action is refused too: Dependabot
+// fails on it.
+func TestDependabot(t *testing.T) {
+	t.Parallel()
+	b, err := os.ReadFile(filepath.Join(root, ".github", "dependabot.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg struct {
+		Version int `yaml:"version"`
+		Updates []struct {
+			Ecosystem   string   `yaml:"package-ecosystem"`
+			Directory   string   `yaml:"directory"`
+			Directories []string `yaml:"directories"`
+			Schedule    struct {
+				Interval string `yaml:"interval"`
+			} `yaml:"schedule"`
+		} `yaml:"updates"`
+	}
+	if err := yaml.Unmarshal(b, &cfg); err != nil {
+		t.Fatalf(".github/dependabot.yml: %v", err)
+	}
+	if cfg.Version != 2 {
+		t.Errorf("version %d, want 2", cfg.Version)
+	}
+	listed := map[string][]string{}
+	for _, u := range cfg.Updates {
+		if u.Schedule.Interval != "weekly" {
+			t.Errorf("%s: schedule %q, want weekly", u.Ecosystem, u.Schedule.Interval)
+		}
+		if (u.Directory == "") == (len(u.Directories) == 0) {
+			t.Errorf("%s: give one of directory and directories", u.Ecosystem)
+		}
+		listed[u.Ecosystem] = append(listed[u.Ecosystem], append(u.Directories, u.Directory)...)
+	}
+	if !slices.Contains(listed["gomod"], "/") {
+		t.Errorf("gomod updates cover %q; want the root go.mod (/)", listed["gomod"])
+	}
+
+	var want []string
+	usesActions := func(path string) bool {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return usesRE.Match(b)
+	}
+	workflows, _ := filepath.Glob(filepath.Join(root, ".github", "workflows", "*.y*ml"))
+	if slices.ContainsFunc(workflows, usesActions) {
+		want = append(want, "/")
+	}
+	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == ".git" || path == filepath.Join(root, "results") || path == filepath.Join(root, "bin")) {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() && (d.Name() == "action.yml" || d.Name() == "action.yaml") && usesActions(path) {
+			rel, _ := filepath.Rel(root, filepath.Dir(path))
+			want = append(want, "/"+filepath.ToSlash(rel))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(want, "/.github/actions/loadtest") {
+		t.Errorf("found actions used in %q; want .github/actions/loadtest among them (is the walk broken?)", want)
+	}
+	for _, dir := range want {
+		if !slices.Contains(listed["github-actions"], dir) {
+			t.Errorf("github-actions updates cover %q; %s uses actions and is not among them", listed["github-actions"], dir)
+		}
+	}
+	for _, dir := range listed["github-actions"] {
+		if dir != "" && !slices.Contains(want, dir) {
+			t.Errorf("github-actions updates list %s, which holds no workflow or action that uses an action", dir)
+		}
 	}
 }
