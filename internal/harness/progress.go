@@ -51,6 +51,8 @@ type Progress struct {
 	Now      Stats
 	Prev     Stats
 	Window   time.Duration
+	// PerMinute: the scenario's rate is set per minute (the connector tier), so its line says so too.
+	PerMinute bool
 }
 
 // Line renders the progress line: elapsed against planned, the rate achieved, dropped iterations,
@@ -67,8 +69,7 @@ func (p Progress) Line() string {
 	if prev, ok := p.Prev.get("iterations", "count"); ok && p.Window > 0 {
 		rate = (iters - prev) / p.Window.Seconds()
 	}
-	// The connector tier's rates are per minute: so are its lines.
-	if rate > 0 && rate < 1 {
+	if p.PerMinute {
 		fmt.Fprintf(&b, "  %s it/min (%d so far)", rate1(60*rate), int64(iters))
 	} else {
 		fmt.Fprintf(&b, "  %s it/s (%d so far)", rate1(rate), int64(iters))
@@ -76,8 +77,13 @@ func (p Progress) Line() string {
 	if d, _ := p.Now.get("dropped_iterations", "count"); d > 0 {
 		fmt.Fprintf(&b, "  %d dropped", int64(d))
 	}
-	// Requests where the scenario makes them; the connector tier's TLS handshakes otherwise.
-	if reqs, _ := p.Now.get("http_reqs", "count"); reqs > 0 {
+	// The latency a scenario is judged by: a fresh connection's (the connector tier), else its requests'.
+	if p95, ok := p.Now.get("connection_duration", "p(95)"); ok {
+		if pass, ok := p.Now.get("checks", "rate"); ok {
+			fmt.Fprintf(&b, "  failed checks %s%%", pct(1-pass))
+		}
+		fmt.Fprintf(&b, "  connection p95 %s ms", ms1(p95))
+	} else if reqs, _ := p.Now.get("http_reqs", "count"); reqs > 0 {
 		failed, _ := p.Now.get("http_req_failed", "rate")
 		fmt.Fprintf(&b, "  errors %d (%s%%)", int64(math.Round(failed*reqs)), pct(failed))
 		p95, ok := p.Now.get("http_req_duration{expected_response:true}", "p(95)")
@@ -85,11 +91,6 @@ func (p Progress) Line() string {
 			p95, _ = p.Now.get("http_req_duration", "p(95)")
 		}
 		fmt.Fprintf(&b, "  p95 %s ms", ms1(p95))
-	} else if p95, ok := p.Now.get("connection_duration", "p(95)"); ok {
-		if pass, ok := p.Now.get("checks", "rate"); ok {
-			fmt.Fprintf(&b, "  failed checks %s%%", pct(1-pass))
-		}
-		fmt.Fprintf(&b, "  handshake p95 %s ms", ms1(p95))
 	}
 	return b.String()
 }
@@ -122,6 +123,7 @@ func (r *Runner) readStats(ctx context.Context, container string) (Stats, bool) 
 // liveScenario is a scenario's k6 while it runs, as the progress lines see it.
 type liveScenario struct {
 	name, container string
+	perMinute       bool
 	started         time.Time
 	done            bool
 	prev            Stats
@@ -163,7 +165,7 @@ func (r *Runner) showProgress(ctx context.Context, mu *sync.Mutex, live []liveSc
 					continue
 				}
 				at := r.Now()
-				p := Progress{Scenario: l.name, Elapsed: at.Sub(l.started), Planned: planned, Now: s, Prev: l.prev, Window: at.Sub(l.prevAt)}
+				p := Progress{Scenario: l.name, Elapsed: at.Sub(l.started), Planned: planned, Now: s, Prev: l.prev, Window: at.Sub(l.prevAt), PerMinute: l.perMinute}
 				mu.Lock()
 				if !live[i].done {
 					r.logf("%s", p.Line())

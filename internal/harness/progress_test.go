@@ -39,11 +39,16 @@ func TestProgressLines(t *testing.T) {
 		"iterations":          {"count": 40, "rate": 0.66},
 		"connection_duration": {"p(95)": 212.4},
 		"checks":              {"rate": 0.975},
+		// The connector scenarios make a request on each connection: its latency is not what they are judged by.
+		"http_reqs":         {"count": 40},
+		"http_req_duration": {"p(95)": 1.2},
 	}
+	later60 := Stats{"iterations": {"count": 73}, "connection_duration": {"p(95)": 11.3}, "checks": {"rate": 1}}
 	lines := []string{
 		Progress{Scenario: "list_certificates", Elapsed: 6 * time.Second, Planned: 5 * time.Minute, Now: real}.Line(),
 		Progress{Scenario: "list_certificates", Elapsed: 26 * time.Second, Planned: 5 * time.Minute, Now: later, Prev: real, Window: 20 * time.Second}.Line(),
-		Progress{Scenario: "nginx", Elapsed: time.Minute, Planned: 5 * time.Minute, Now: handshakes}.Line(),
+		Progress{Scenario: "nginx", Elapsed: time.Minute, Planned: 5 * time.Minute, Now: handshakes, PerMinute: true}.Line(),
+		Progress{Scenario: "nginx", Elapsed: 80 * time.Second, Planned: 5 * time.Minute, Now: later60, Prev: handshakes, Window: 20 * time.Second, PerMinute: true}.Line(),
 		Progress{Scenario: "inventory_walk", Elapsed: 90 * time.Second, Now: Stats{"iterations": {"count": 0, "rate": 0}}}.Line(),
 	}
 	got := strings.Join(lines, "\n") + "\n"

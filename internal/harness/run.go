@@ -481,7 +481,12 @@ func (r *Runner) buildOwnImages(ctx context.Context, compose Compose, svcs Servi
 	code, err := compose.Run(bctx, &out, &out, append([]string{"--profile", "k6", "build"}, own...)...)
 	if err != nil || code != 0 {
 		fmt.Fprintf(r.Stderr, "---- docker compose build ----\n%s---- end of build ----\n", lastLines(out.String(), 30))
-		return fmt.Errorf("building %s failed (docker compose build exit %d%s): its output is above", strings.Join(own, ", "), code, errSuffix(err))
+		hint := ""
+		if !r.Cfg.Offline && (strings.Contains(out.String(), "registry") || strings.Contains(out.String(), "dial tcp")) {
+			// Their Dockerfiles start from upstream bases: without a registry, from the offline kit's.
+			hint = "; without a container registry, run `make images` and add IMAGES=offline"
+		}
+		return fmt.Errorf("building %s failed (docker compose build exit %d%s): its output is above%s", strings.Join(own, ", "), code, errSuffix(err), hint)
 	}
 	return nil
 }
@@ -737,7 +742,7 @@ func (r *Runner) runScenarios(ctx context.Context, compose Compose, dir string) 
 			started := r.Now().UTC()
 			runs[i].StartedAt = &started
 			mu.Lock()
-			live[i] = liveScenario{name: sc.Name, container: r.k6Container(sc.Name), started: started}
+			live[i] = liveScenario{name: sc.Name, container: r.k6Container(sc.Name), perMinute: sc.Tier == "connector", started: started}
 			mu.Unlock()
 			code, err := compose.Run(sctx, w, w, args...)
 			mu.Lock()
