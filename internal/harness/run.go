@@ -278,10 +278,9 @@ func (r *Runner) writeSummary(dir string, run *report.Run, code int, problem str
 	}
 	fmt.Fprint(r.Stdout, "\n"+report.Text(s))
 	updateLatest(r.Cfg.ResultsDir, r.Cfg.RunID)
+	r.logf("results in %s", dir)
 	if _, err := os.Stat(filepath.Join(dir, "index.html")); err == nil {
-		r.logf("results in %s; open %s: every scenario's dashboard, record and log", dir, filepath.Join(dir, "index.html"))
-	} else {
-		r.logf("results in %s", dir)
+		r.logf("open %s: every scenario's figures, dashboard, record and log", filepath.Join(dir, "index.html"))
 	}
 	return code
 }

@@ -616,3 +616,17 @@ func TestRunPassesK6Outputs(t *testing.T) {
 		}
 	}
 }
+
+// The run's last lines name its directory on a line of its own (scripts and the e2e tests read it) and
+// then the page to open.
+func TestRunNamesItsDirectoryAndPage(t *testing.T) {
+	cfg := testConfig(t, "nginx")
+	f := engine(t, cfg, map[string]k6Outcome{"nginx": {record: "passed"}})
+	res := runWith(context.Background(), t, cfg, f)
+	dir := cfg.RunDir()
+	for _, want := range []string{"loadtest: results in " + dir + "\n", "loadtest: open " + filepath.Join(dir, "index.html") + ": "} {
+		if !strings.Contains(res.stderr, want) {
+			t.Errorf("console lacks %q:\n%s", want, res.stderr)
+		}
+	}
+}
