@@ -133,49 +133,36 @@ type liveScenario struct {
 // showProgress prints, every PROGRESS_INTERVAL, one line per scenario whose k6 runs, until the
 // returned func is called. mu guards live and the console.
 func (r *Runner) showProgress(ctx context.Context, mu *sync.Mutex, live []liveScenario) (stop func()) {
-	every := r.Cfg.ProgressEvery
-	if every <= 0 {
+	interval := r.Cfg.ProgressEvery
+	if interval <= 0 {
 		return func() {}
 	}
 	planned, _ := ParseDuration("DURATION", r.Cfg.Duration)
 	if r.Cfg.Spotcheck {
 		planned = 0 // each spot check has its own shape
 	}
-	pctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		t := time.NewTicker(every)
-		defer t.Stop()
-		for {
-			select {
-			case <-pctx.Done():
-				return
-			case <-t.C:
+	return every(ctx, interval, func(pctx context.Context) {
+		mu.Lock()
+		now := append([]liveScenario(nil), live...)
+		mu.Unlock()
+		for i, l := range now {
+			if l.container == "" || l.done {
+				continue
 			}
+			s, ok := r.readStats(pctx, l.container)
+			if !ok {
+				continue
+			}
+			at := r.Now()
+			p := Progress{Scenario: l.name, Elapsed: at.Sub(l.started), Planned: planned, Now: s, Prev: l.prev, Window: at.Sub(l.prevAt), PerMinute: l.perMinute}
 			mu.Lock()
-			now := append([]liveScenario(nil), live...)
-			mu.Unlock()
-			for i, l := range now {
-				if l.container == "" || l.done {
-					continue
-				}
-				s, ok := r.readStats(pctx, l.container)
-				if !ok {
-					continue
-				}
-				at := r.Now()
-				p := Progress{Scenario: l.name, Elapsed: at.Sub(l.started), Planned: planned, Now: s, Prev: l.prev, Window: at.Sub(l.prevAt), PerMinute: l.perMinute}
-				mu.Lock()
-				if !live[i].done {
-					r.logf("%s", p.Line())
-				}
-				live[i].prev, live[i].prevAt = s, at
-				mu.Unlock()
+			if !live[i].done {
+				r.logf("%s", p.Line())
 			}
+			live[i].prev, live[i].prevAt = s, at
+			mu.Unlock()
 		}
-	}()
-	return func() { cancel(); <-done }
+	})
 }
 
 // stackStartEvery is how often a stack that is still starting says so: `up --wait` is silent for up
@@ -185,27 +172,14 @@ const stackStartEvery = 15 * time.Second
 // showStart prints, every stackStartEvery until the returned func is called, how far the stack has
 // come: each service's state, in compose's words.
 func (r *Runner) showStart(ctx context.Context, compose Compose, what string) (stop func()) {
-	pctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
 	began := time.Now() // console figures only: the records' times come from r.Now
-	go func() {
-		defer close(done)
-		t := time.NewTicker(stackStartEvery)
-		defer t.Stop()
-		for {
-			select {
-			case <-pctx.Done():
-				return
-			case <-t.C:
-			}
-			states, err := compose.States(pctx)
-			if err != nil || pctx.Err() != nil {
-				continue
-			}
-			r.logf("%s", StartLine(what, time.Since(began), states))
+	return every(ctx, stackStartEvery, func(pctx context.Context) {
+		states, err := compose.States(pctx)
+		if err != nil || pctx.Err() != nil {
+			return
 		}
-	}()
-	return func() { cancel(); <-done }
+		r.logf("%s", StartLine(what, time.Since(began), states))
+	})
 }
 
 // StartLine says what each service of a starting stack is doing.
@@ -225,4 +199,25 @@ func StartLine(what string, elapsed time.Duration, states []ServiceState) string
 		parts = []string{"no container yet"}
 	}
 	return fmt.Sprintf("%s, %s so far: %s", what, clock(elapsed.Seconds()), strings.Join(parts, ", "))
+}
+
+// every calls fn each interval, on a goroutine of its own, until the returned func is called (which
+// waits for a call under way to end).
+func every(ctx context.Context, interval time.Duration, fn func(context.Context)) (stop func()) {
+	pctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			select {
+			case <-pctx.Done():
+				return
+			case <-t.C:
+				fn(pctx)
+			}
+		}
+	}()
+	return func() { cancel(); <-done }
 }

@@ -1,10 +1,12 @@
 package harness
 
 import (
+	"context"
 	"flag"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -70,5 +72,18 @@ func TestProgressLines(t *testing.T) {
 func TestParseStatsRefusesGarbage(t *testing.T) {
 	if _, err := ParseStats([]byte("{not: [yaml")); err == nil {
 		t.Error("ParseStats accepted a broken reading")
+	}
+}
+
+// every calls its func on each tick and not after stop returns.
+func TestEveryStops(t *testing.T) {
+	var n atomic.Int32
+	stop := every(context.Background(), time.Millisecond, func(context.Context) { n.Add(1) })
+	time.Sleep(20 * time.Millisecond)
+	stop()
+	after := n.Load()
+	time.Sleep(10 * time.Millisecond)
+	if after == 0 || n.Load() != after {
+		t.Errorf("calls: %d before stop, %d after", after, n.Load())
 	}
 }

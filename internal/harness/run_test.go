@@ -207,8 +207,9 @@ func runWith(ctx context.Context, t *testing.T, cfg Config, f *fakeEngine, env .
 	t.Helper()
 	var stdout, stderr bytes.Buffer
 	clock := time.Date(2026, 11, 22, 15, 0, 0, 0, time.UTC)
+	var clockMu sync.Mutex // the scenarios' goroutines read the clock at once
 	r := &Runner{Cfg: cfg, Exec: f.Exec, Env: env, Stdout: &stdout, Stderr: &stderr, Command: "loadtest run",
-		Now: func() time.Time { clock = clock.Add(time.Second); return clock }}
+		Now: func() time.Time { clockMu.Lock(); defer clockMu.Unlock(); clock = clock.Add(time.Second); return clock }}
 	res := runResult{code: r.Run(ctx)}
 	res.stdout, res.stderr = stdout.String(), stderr.String()
 	if b, err := os.ReadFile(filepath.Join(cfg.RunDir(), "summary.json")); err == nil {
