@@ -38,6 +38,9 @@ func (c Compose) base() []string {
 	if c.Cfg.Faults {
 		args = append(args, "--profile", "faults")
 	}
+	if c.Cfg.Diagnosis {
+		args = append(args, "--profile", collectorService)
+	}
 	return args
 }
 

@@ -97,6 +97,8 @@ type Config struct {
 	ProgressEvery time.Duration
 	// Observability adds compose.observability.yml: Prometheus and Grafana, k6 writing to Prometheus.
 	Observability bool
+	// Diagnosis runs the collectors beside the load (server/ in the run directory) and the diagnosis.
+	Diagnosis bool
 	// K6Outputs are the --out arguments K6_OUT asks for, given to every k6 beside the harness's own
 	// (k6 ignores K6_OUT once --out is on its command line).
 	K6Outputs []string
@@ -323,6 +325,13 @@ var k6OutputRE = regexp.MustCompile(`^[a-z][a-z0-9-]*(=.+)?$`)
 // to k6 as they are, from the environment (K6OutputSetting); run.json records the outputs' names only,
 // as their arguments may hold credentials.
 func (c *Config) loadK6Outputs(get getter) error {
+	switch v := get("DIAGNOSIS", KnobDefault("DIAGNOSIS")); v {
+	case "false":
+	case "true":
+		c.Diagnosis = true
+	default:
+		return fmt.Errorf("DIAGNOSIS=%q: use true (sample certctl's database, metrics and containers beside the load, and say where the time went) or false", v)
+	}
 	switch v := get("OBSERVABILITY", KnobDefault("OBSERVABILITY")); v {
 	case "false":
 	case "true":
@@ -623,6 +632,8 @@ func LoadSpotchecks(root string, getenv func(string) string, now time.Time) (Con
 	// The scale profile brings the seeder: SEED_BULK_CERTS certificates (10000) give the inventory
 	// walk something to walk; an empty inventory is one page and measures nothing.
 	c.Tiers, c.Scenarios, c.Spotcheck = []string{SpotcheckDir, "scale"}, nil, true
+	// Spot checks are single requests timed one at a time: nothing for the collectors to explain.
+	c.Diagnosis = false
 	// tick_renewal_scan waits for a scheduled scan (certctl has no trigger that works): one every 3
 	// minutes, not the hourly default, keeps that wait inside the check's 240 s.
 	c.Env["CERTCTL_SCHEDULER_RENEWAL_CHECK_INTERVAL"] = get3m(getenv("CERTCTL_SCHEDULER_RENEWAL_CHECK_INTERVAL"))

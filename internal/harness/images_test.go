@@ -85,6 +85,8 @@ var checkedCopies = []struct {
 	{"cmd/f5-standin/Dockerfile", `ARG BASE_IMAGE=(\S+)`, "IMAGE_BASE"},
 	{"cmd/fault-proxy/Dockerfile", `ARG GO_IMAGE=(\S+)`, "IMAGE_GOLANG"},
 	{"cmd/fault-proxy/Dockerfile", `ARG BASE_IMAGE=(\S+)`, "IMAGE_BASE"},
+	{"cmd/collector/Dockerfile", `ARG GO_IMAGE=(\S+)`, "IMAGE_GOLANG"},
+	{"cmd/collector/Dockerfile", `ARG BASE_IMAGE=(\S+)`, "IMAGE_BASE"},
 }
 
 var generatedBlock = regexp.MustCompile(`(?s)<!-- generated:(\S+) .*?<!-- end:\S+ -->`)

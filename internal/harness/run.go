@@ -54,7 +54,8 @@ func (r *Runner) Run(ctx context.Context) int {
 		r.logf("%s already exists: results of a run are never overwritten; pick another RUN_ID (or leave it unset)", dir)
 		return ExitBadInput
 	}
-	compose := Compose{Cfg: r.Cfg, Exec: r.Exec, Env: r.Env}
+	// The collector writes into the run directory as its owner, like k6.
+	compose := Compose{Cfg: r.Cfg, Exec: r.Exec, Env: append(slices.Clone(r.Env), "LT_OWNER="+r.Owner.String())}
 	run := report.Run{
 		RunID: r.Cfg.RunID, StartedAt: r.Now().UTC(), Command: r.Command, Tiers: r.Cfg.Tiers,
 		Config: r.Cfg.Redacted(), Host: r.host(ctx),
@@ -82,12 +83,14 @@ func (r *Runner) Run(ctx context.Context) int {
 	}
 	run.K6Version = r.k6Version(ctx, compose)
 	running := r.runningServices(compose)
+	stopCollectors := r.startCollectors(ctx, compose, dir)
 	loadStart := r.Now().UTC()
 	run.LoadStartedAt = &loadStart
 	stopWatching := r.watchEvents(loadStart)
 	run.Scenarios = r.runScenarios(ctx, compose, dir)
 	loadEnd := r.Now().UTC()
 	r.afterLoad(compose, dir, &run, running, stopWatching)
+	stopCollectors()
 	r.saveStackLogs(compose, dir)
 	code = collect(dir, run.Scenarios)
 	var in Interrupted
@@ -144,7 +147,10 @@ func (r *Runner) afterLoad(compose Compose, dir string, run *report.Run, running
 	for _, sc := range run.Scenarios {
 		k6Names[r.k6Container(sc.Name)] = sc.Name
 	}
-	run.Faults = describeEvents(events, running, k6Names, run.Scenarios)
+	// The collector's exit is no fault of the stack's: it is stopped after the load, and one that fails is
+	// named in the diagnosis.
+	stack := slices.DeleteFunc(slices.Clone(events), func(e report.StackEvent) bool { return e.Service == collectorService })
+	run.Faults = describeEvents(stack, running, k6Names, run.Scenarios)
 	// A paused service still shows as paused: say so even when its pause came before the load.
 	for _, s := range states {
 		if s.State == "paused" && !mentions(run.Faults, s.Service+" was paused") {
@@ -597,7 +603,7 @@ func (r *Runner) up(ctx context.Context, compose Compose, svcs Services, dir str
 // and left to fail its own scenario, so the other targets still run; a required one (the seeder)
 // failing stops the run before k6 starts.
 func (r *Runner) upTierServices(ctx context.Context, compose Compose, svcs Services, dir string, run *report.Run) string {
-	started := map[string]bool{k6Service: true}
+	started := map[string]bool{k6Service: true, collectorService: true}
 	for _, svc := range svcs.StartOrder(serverService) {
 		started[svc] = true
 	}

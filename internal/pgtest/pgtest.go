@@ -13,11 +13,13 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/url"
 	"os"
 	"os/exec"
 	"os/user"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -40,6 +42,9 @@ type Cluster struct {
 	cmd  *exec.Cmd
 	logs *syncBuffer
 	done chan struct{}
+	// password is User's password once StartWithAuth has set one; URL
+	// carries it.
+	password string
 }
 
 // Start initialises and starts a cluster, or skips the test when the server
@@ -111,6 +116,73 @@ func Start(tb testing.TB) *Cluster {
 	}
 	tb.Fatalf("pgtest: postgres did not start: %v", lastErr)
 	return nil
+}
+
+// StartWithAuth is Start, then gives User the password and makes loopback
+// TCP connections authenticate with method: "trust", "scram-sha-256", "md5"
+// or "password" (cleartext). It is for testing clients' authentication; URL
+// includes the password.
+func StartWithAuth(tb testing.TB, method, password string) *Cluster {
+	tb.Helper()
+	switch method {
+	case "trust", "scram-sha-256", "md5", "password":
+	default:
+		tb.Fatalf("pgtest: unsupported auth method %q", method)
+	}
+	if password == "" {
+		tb.Fatalf("pgtest: StartWithAuth needs a password")
+	}
+	c := Start(tb)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, c.URL("postgres"))
+	if err != nil {
+		tb.Fatalf("pgtest: connect: %v", err)
+	}
+	defer conn.Close(ctx)
+	// The server only does MD5 authentication when the stored password is an
+	// MD5 hash; against a SCRAM verifier an md5 pg_hba line means SCRAM.
+	encryption := "scram-sha-256"
+	if method == "md5" {
+		encryption = "md5"
+	}
+	// Utility statements take no bind parameters, hence the quoted literal.
+	for _, stmt := range []string{
+		"SET password_encryption = '" + encryption + "'",
+		"ALTER ROLE " + pgx.Identifier{User}.Sanitize() + " PASSWORD '" + strings.ReplaceAll(password, "'", "''") + "'",
+	} {
+		if _, err := conn.Exec(ctx, stmt); err != nil {
+			tb.Fatalf("pgtest: %s: %v", strings.SplitN(stmt, " PASSWORD", 2)[0], err)
+		}
+	}
+	// Rewriting the file in place keeps its owner, which postgres needs.
+	hba := "host all all 127.0.0.1/32 " + method + "\n"
+	if err := os.WriteFile(filepath.Join(c.DataDir, "pg_hba.conf"), []byte(hba), 0o600); err != nil {
+		tb.Fatalf("pgtest: %v", err)
+	}
+	if _, err := conn.Exec(ctx, "SELECT pg_reload_conf()"); err != nil {
+		tb.Fatalf("pgtest: reload: %v", err)
+	}
+	c.password = password
+	if method == "trust" {
+		return c
+	}
+
+	// The reload is asynchronous: wait until a wrong password is refused, so
+	// the caller's first connection already meets the new rules.
+	for {
+		probe, err := pgx.Connect(ctx, c.urlWith("pgtest-wrong-"+password, "postgres"))
+		if err != nil {
+			break
+		}
+		_ = probe.Close(ctx)
+		if ctx.Err() != nil {
+			tb.Fatalf("pgtest: %s authentication not in effect after reload:\n%s", method, c.Logs())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return c
 }
 
 // dropRootCredential returns the postgres user's credentials when running as
@@ -196,7 +268,12 @@ func launch(postgres, dataDir string, port int, cred *syscall.Credential) (*Clus
 }
 
 // URL is a lib/pq-style connection URL for database db on this cluster.
-func (c *Cluster) URL(db string) string {
+func (c *Cluster) URL(db string) string { return c.urlWith(c.password, db) }
+
+func (c *Cluster) urlWith(password, db string) string {
+	if password != "" {
+		return fmt.Sprintf("postgres://%s@127.0.0.1:%d/%s?sslmode=disable", url.UserPassword(User, password), c.Port, db)
+	}
 	return fmt.Sprintf("postgres://%s@127.0.0.1:%d/%s?sslmode=disable", User, c.Port, db)
 }
 

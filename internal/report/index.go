@@ -45,6 +45,13 @@ type indexPage struct {
 	FailedChecks             []string
 	Thresholds               []indexThresholds
 	Files                    []indexLink
+	Diagnosis                *indexDiagnosis
+	// What draws the diagnosis charts, all inline: none of it when there is no chart to draw.
+	Series   *chartData
+	ChartCSS template.CSS
+	Scripts  []template.JS
+	// CSP is the content attribute of the page's Content-Security-Policy: it names each script's hash.
+	CSP template.HTMLAttr
 }
 
 type indexRow struct {
@@ -73,7 +80,8 @@ type indexThresholds struct {
 // Index renders index.html: the page a reader of a downloaded run opens first. It links the files of
 // the run that are in files (the run directory's, relative and slash-separated) and no other: a run cut
 // short lacks some, and a link that leads nowhere would read as a file lost since. The page carries its
-// own style and loads nothing, so it reads the same from file:// and from an unpacked artifact.
+// own style and scripts and loads nothing, so it reads the same from file:// and from an unpacked
+// artifact.
 func Index(s Summary, files []string, meaning ExitMeaning) (string, error) {
 	have := make(map[string]bool, len(files))
 	for _, f := range files {
@@ -152,6 +160,12 @@ func Index(s Summary, files []string, meaning ExitMeaning) (string, error) {
 	for _, f := range runFiles {
 		p.Files = append(p.Files, link(f.path, f.path, f.what)...)
 	}
+	p.Diagnosis, p.Series = indexDiagnosisSection(s.Diagnosis)
+	if p.Series != nil {
+		p.ChartCSS = template.CSS(uplotCSS)
+	}
+	p.Scripts = indexScripts(p.Series)
+	p.CSP = contentSecurityPolicy(p.Scripts)
 
 	var b strings.Builder
 	if err := indexTemplate.Execute(&b, p); err != nil {

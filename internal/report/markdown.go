@@ -53,6 +53,9 @@ func Markdown(s *Summary, dir RunDir, stepCode string, meaning ExitMeaning) stri
 		fmt.Fprintf(&b, "(`bin/loadtest run` itself exited %s.)\n", stepCode)
 	}
 	b.WriteString("\n")
+	if s != nil {
+		diagnosisMarkdown(&b, s.Diagnosis)
+	}
 
 	if text != "" {
 		f := fence(text)

@@ -16,6 +16,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"certctl-loadtest/internal/diagnosis"
 )
 
 const (
@@ -216,6 +218,8 @@ type Summary struct {
 	Scenarios      []Scenario `json:"scenarios"`
 	// ConnectorTier: one row per target type, from the connector scenarios' records.
 	ConnectorTier map[string]ConnectorRow `json:"connector_tier,omitempty"`
+	// Diagnosis is where the time went, from what the collectors recorded beside the load (server/).
+	Diagnosis *diagnosis.Diagnosis `json:"diagnosis,omitempty"`
 }
 
 // ConnectorRow is a target type's figures: p50…max are the whole exchange of a fresh connection
@@ -335,6 +339,7 @@ func Assemble(dir string, run Run) Summary {
 		s.CertctlVersion = "unknown"
 	}
 	s.ConnectorTier = connectorTier(s.Scenarios)
+	s.Diagnosis = analyze(dir, run, s.Scenarios)
 	s.Passed = s.ExitCode == 0 && len(s.FailedChecks) == 0
 	return s
 }

@@ -88,6 +88,9 @@ func Text(s Summary) string {
 			fmt.Fprintf(&b, "  - %s\n", f)
 		}
 	}
+	if s.Diagnosis != nil {
+		diagnosisText(&b, s.Diagnosis)
+	}
 	return b.String()
 }
 

@@ -1,14 +1,16 @@
 // Package browser_test opens the index.html that report.Write renders in headless Chromium, from
 // file:// as a reader of a downloaded artifact does, and checks what the browser made of it: every
 // scenario and the verdict are on the page, every link leads to a file of the run, and the page
-// requested nothing from the network.
+// requested nothing from the network. diagnosis_test.go drives it over the DevTools protocol too
+// (devtools_test.go), to see that every diagnosis chart drew and that they share one cursor.
 //
 // Without a chromium binary the tests skip, saying how to install it; with CI set they fail instead
 // (scripts/install-deps.sh installs it).
 //
 //	go test -count=1 ./test/browser/
 //
-// SCREENSHOT_DIR=dir keeps each page's screenshot there.
+// SCREENSHOT_DIR=dir keeps each page's screenshot there, and of a page with a diagnosis its Diagnosis
+// section and the whole page (<test>-diagnosis.png, <test>-page.png).
 package browser_test
 
 import (

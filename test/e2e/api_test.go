@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"certctl-loadtest/internal/report"
 )
 
 // A green run of the default tiers (API and connector) through make, against the real certctl: exit 0,
@@ -92,6 +94,44 @@ func TestDefaultTiersGreen(t *testing.T) {
 		}
 	}
 	assertNoSecrets(t, r.dir)
+	assertDiagnosis(t, r.dir, s)
+}
+
+// assertDiagnosis: every collector sampled the real stack, and the diagnosis has findings, evidence
+// and a chart line for every scenario.
+func assertDiagnosis(t *testing.T, dir string, s report.Summary) {
+	t.Helper()
+	d := s.Diagnosis
+	if d == nil {
+		t.Fatal("summary.json has no diagnosis")
+	}
+	for _, src := range d.Sources {
+		if src.Status != "ok" || src.Samples == 0 {
+			t.Errorf("collector source %+v: want ok with samples", src)
+		}
+	}
+	if len(d.Sources) != 5 {
+		t.Errorf("%d sources, want containers, pg_activity, pg_statements, pg_database, certctl_metrics", len(d.Sources))
+	}
+	if len(d.Findings) == 0 || len(d.Containers) == 0 || len(d.Statements) == 0 || d.ActivitySample == 0 {
+		t.Errorf("diagnosis findings %v, %d containers, %d statements, %d activity samples", d.Findings, len(d.Containers), len(d.Statements), d.ActivitySample)
+	}
+	svcs := map[string]bool{}
+	for _, c := range d.Containers {
+		svcs[c.Service] = true
+	}
+	for _, want := range []string{"postgres", "certctl-server", "k6"} {
+		if !svcs[want] {
+			t.Errorf("no CPU figures for %s: %v", want, d.Containers)
+		}
+	}
+	if d.Series == nil || len(d.Series.Rate) != len(s.Scenarios) || len(d.Series.CPU) == 0 || len(d.Series.T) == 0 {
+		t.Errorf("series %+v", d.Series)
+	}
+	txt, _ := os.ReadFile(filepath.Join(dir, "summary.txt"))
+	if !strings.Contains(string(txt), "\ndiagnosis (over ") {
+		t.Errorf("summary.txt has no diagnosis section")
+	}
 }
 
 // assertNoSecrets: the per-run token is in no file of the results.

@@ -1,0 +1,166 @@
+package collector
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"certctl-loadtest/internal/pgtest"
+	"certctl-loadtest/internal/pgwire"
+)
+
+func fastConfig(out string) Config {
+	return Config{Out: out, ReadyFile: filepath.Join(out, "ready"),
+		ActivityEvery: 50 * time.Millisecond, DatabaseEvery: 100 * time.Millisecond, StatementsEvery: 100 * time.Millisecond, MetricsEvery: 100 * time.Millisecond}
+}
+
+func readStatus(t *testing.T, out string) map[string]SourceStatus {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(out, StatusFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st Status
+	if err := json.Unmarshal(b, &st); err != nil {
+		t.Fatal(err)
+	}
+	m := map[string]SourceStatus{}
+	for _, s := range st.Sources {
+		m[s.Name] = s
+	}
+	return m
+}
+
+func lines(t *testing.T, path string) []map[string]any {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []map[string]any
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var m map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+			t.Fatalf("%s: %v: %s", path, err, sc.Text())
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// Against a real PostgreSQL (without pg_stat_statements preloaded, as a user's own database may be)
+// and a metrics endpoint: activity and counters are sampled, the statements are named not available
+// with the reason, and the metrics lines hold the parsed samples.
+func TestCollectsARealDatabaseAndMetrics(t *testing.T) {
+	pg := pgtest.Start(t)
+	var scrapes int
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer tok" {
+			http.Error(w, "no", http.StatusUnauthorized)
+			return
+		}
+		scrapes++
+		fmt.Fprintf(w, "# HELP certctl_issuance_total x\n# TYPE certctl_issuance_total counter\ncertctl_issuance_total %d\ncertctl_x_bucket{le=\"0.1\",kind=\"a b\"} 3\n", scrapes)
+	}))
+	defer srv.Close()
+	out := t.TempDir()
+	cfg := fastConfig(out)
+	cfg.DatabaseURL = fmt.Sprintf("postgres://%s@127.0.0.1:%d/postgres?sslmode=disable", pgtest.User, pg.Port)
+	cfg.MetricsURL, cfg.Token = srv.URL, "tok"
+	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+	defer cancel()
+	if err := Run(ctx, cfg, t.Logf); err != nil {
+		t.Fatal(err)
+	}
+	st := readStatus(t, out)
+	for _, n := range []string{"pg_activity", "pg_database", "certctl_metrics"} {
+		if st[n].Samples < 3 || st[n].Errors != 0 {
+			t.Errorf("%s: %+v", n, st[n])
+		}
+	}
+	if s := st["pg_statements"]; s.Samples != 0 || !strings.Contains(s.Reason, "shared_preload_libraries") {
+		t.Errorf("pg_statements without the library: %+v", s)
+	}
+	// Several backends (and rows) per sample: each sample is still one line.
+	for _, f := range []string{ActivityFile, DatabaseFile, MetricsFile} {
+		lines(t, filepath.Join(out, f))
+	}
+	db := lines(t, filepath.Join(out, DatabaseFile))
+	if _, ok := db[0]["db"].(map[string]any)["xact_commit"]; !ok {
+		t.Errorf("database line %v", db[0])
+	}
+	m := lines(t, filepath.Join(out, MetricsFile))
+	samples := m[len(m)-1]["samples"].(map[string]any)
+	if samples[`certctl_x_bucket{le="0.1",kind="a b"}`] != 3.0 || samples["certctl_issuance_total"].(float64) < 3 {
+		t.Errorf("metrics line %v", m[len(m)-1])
+	}
+	if _, err := os.Stat(cfg.ReadyFile); err != nil {
+		t.Errorf("ready file: %v", err)
+	}
+}
+
+// Nothing reachable: every source says why, and the collector still exits cleanly.
+func TestUnreachableSourcesAreReported(t *testing.T) {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	defer srv.Close()
+	out := t.TempDir()
+	cfg := fastConfig(out)
+	cfg.MetricsURL = srv.URL + "/api/v1/metrics/prometheus"
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	if err := Run(ctx, cfg, t.Logf); err != nil {
+		t.Fatal(err)
+	}
+	st := readStatus(t, out)
+	if s := st["pg_activity"]; !strings.Contains(s.Reason, "COLLECT_DATABASE_URL is not set") {
+		t.Errorf("pg_activity: %+v", s)
+	}
+	if s := st["certctl_metrics"]; s.Samples != 0 || !strings.Contains(s.Reason, "404 Not Found") {
+		t.Errorf("certctl_metrics: %+v", s)
+	}
+}
+
+func TestParseProm(t *testing.T) {
+	got := ParseProm([]byte("# HELP a b\na 1\nb{x=\"1 2\"} 2.5 1700000000\nc NaN\nd{y=\"z\"} notanumber\n\n"))
+	if len(got) != 2 || got["a"] != 1 || got[`b{x="1 2"}`] != 2.5 {
+		t.Errorf("%v", got)
+	}
+}
+
+func TestBadIntervalRefused(t *testing.T) {
+	_, err := LoadConfig(func(k string) string {
+		return map[string]string{"COLLECT_OUT": "/x", "COLLECT_ACTIVITY_INTERVAL": "5"}[k]
+	})
+	if err == nil || !strings.Contains(err.Error(), "COLLECT_ACTIVITY_INTERVAL") {
+		t.Errorf("%v", err)
+	}
+}
+
+// json_agg over rows separates them with a newline; a sample is written as one line all the same.
+func TestRowsAggregateToOneLine(t *testing.T) {
+	pg := pgtest.Start(t)
+	pc, err := pgwire.ParseURL(fmt.Sprintf("postgres://%s@127.0.0.1:%d/postgres", pgtest.User, pg.Port))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := &database{}
+	if d.conn, err = pgwire.Connect(context.Background(), pc); err != nil {
+		t.Fatal(err)
+	}
+	defer d.close()
+	line, err := d.query(context.Background(), `SELECT json_agg(s)::text FROM (SELECT 1 AS a, E'x\ny' AS q UNION ALL SELECT 2, 'z') s`)
+	if err != nil || strings.Contains(string(line), "\n") || string(line) != `[{"a":1,"q":"x\ny"},{"a":2,"q":"z"}]` {
+		t.Fatalf("%q %v", line, err)
+	}
+}

@@ -1,0 +1,698 @@
+package diagnosis
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Input is what the analysis needs to know about the run besides server/: when the load and each
+// scenario ran, which failed, and what the CPU shares are out of.
+type Input struct {
+	Dir       string
+	LoadStart time.Time
+	HostCPUs  int
+	Scenarios []ScenarioWindow
+}
+
+type ScenarioWindow struct {
+	Name          string
+	From, To      time.Time
+	Failed        bool
+	LatencyMetric string // the record's latency_metric: http_req_duration{expected_response:true}, …
+}
+
+// Analyze reads dir/server and says where the time went. It returns nil when the run has no server/
+// folder (DIAGNOSIS=false, or a run recorded before the collectors existed).
+func Analyze(in Input) *Diagnosis {
+	server := filepath.Join(in.Dir, "server")
+	if st, err := os.Stat(server); err != nil || !st.IsDir() {
+		return nil
+	}
+	d := &Diagnosis{HostCPUs: in.HostCPUs}
+	d.Window = window(in)
+	f := facts{}
+	f["host.cpus"] = float64(in.HostCPUs)
+	d.containers(server, in, f)
+	status := d.collectorStatus(server)
+	d.activity(server, status, f)
+	d.statements(server, status, f)
+	d.database(server, status, f)
+	d.metrics(server, status, f)
+	d.Series = series(in, server)
+	d.Findings = evaluate(Rules, f)
+	for _, s := range d.Sources {
+		if s.Status != "ok" {
+			d.Findings = append(d.Findings, Finding{Rule: "source-unavailable", Kind: "unavailable", Sentence: fmt.Sprintf("%s: not available: %s", s.Name, s.Reason)})
+		}
+	}
+	return d
+}
+
+// window is the failing scenarios' span when some failed: what went wrong happened there.
+func window(in Input) Window {
+	w := Window{Basis: "load"}
+	var failed []string
+	for _, sc := range in.Scenarios {
+		if !sc.Failed {
+			continue
+		}
+		failed = append(failed, sc.Name)
+		if w.From.IsZero() || sc.From.Before(w.From) {
+			w.From = sc.From
+		}
+		if sc.To.After(w.To) {
+			w.To = sc.To
+		}
+	}
+	if len(failed) > 0 {
+		w.Basis = "failing scenarios: " + strings.Join(failed, ", ")
+		return w
+	}
+	for _, sc := range in.Scenarios {
+		if w.From.IsZero() || sc.From.Before(w.From) {
+			w.From = sc.From
+		}
+		if sc.To.After(w.To) {
+			w.To = sc.To
+		}
+	}
+	if w.From.IsZero() {
+		w.From = in.LoadStart
+	}
+	return w
+}
+
+func (w Window) contains(t time.Time) bool {
+	return !t.Before(w.From) && (w.To.IsZero() || !t.After(w.To))
+}
+
+func (w Window) seconds() float64 {
+	if w.To.IsZero() {
+		return 0
+	}
+	return w.To.Sub(w.From).Seconds()
+}
+
+// readLines calls fn for each JSON line of path; a cut-off last line is skipped.
+func readLines(path string, fn func([]byte)) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	for sc.Scan() {
+		if json.Valid(sc.Bytes()) {
+			fn(sc.Bytes())
+		}
+	}
+	return sc.Err()
+}
+
+type containerLine struct {
+	At      time.Time `json:"at"`
+	Service string    `json:"service"`
+	CPUPct  float64   `json:"cpu_pct"`
+	Mem     int64     `json:"mem_bytes"`
+	Refresh int       `json:"refresh"`
+}
+
+// containers: CPU per service over the window, and when the machine's CPUs first saturated and who
+// used them most then.
+func (d *Diagnosis) containers(server string, in Input, f facts) {
+	src := Source{Name: "containers", Files: []string{"server/containers.jsonl"}}
+	per := map[string][]float64{}
+	mem := map[string]int64{}
+	busy := map[int]map[string]float64{} // docker stats refresh → service → CPU
+	at := map[int]float64{}              // refresh → seconds into the load
+	err := readLines(filepath.Join(server, "containers.jsonl"), func(b []byte) {
+		var l containerLine
+		if json.Unmarshal(b, &l) != nil {
+			return
+		}
+		src.Samples++
+		if !d.Window.contains(l.At) {
+			return
+		}
+		svc := l.Service
+		if strings.HasPrefix(svc, "k6-") {
+			svc = "k6" // one load generator, however many processes
+		}
+		if busy[l.Refresh] == nil {
+			busy[l.Refresh] = map[string]float64{}
+			at[l.Refresh] = l.At.Sub(in.LoadStart).Seconds()
+		}
+		busy[l.Refresh][svc] += l.CPUPct
+		if l.Mem > mem[svc] {
+			mem[svc] = l.Mem
+		}
+	})
+	if err != nil || src.Samples == 0 {
+		src.Status, src.Reason = "not available", "docker stats gave no sample of the stack's containers"
+		if errors.Is(err, fs.ErrNotExist) {
+			src.Reason = "server/containers.jsonl is missing"
+		}
+		d.Sources = append(d.Sources, src)
+		return
+	}
+	src.Status = "ok"
+	d.Sources = append(d.Sources, src)
+	secs := make([]int, 0, len(busy))
+	for s := range busy {
+		secs = append(secs, s)
+	}
+	sort.Ints(secs)
+	var hostBusy []float64
+	run, runStart := 0, 0.0
+	for _, s := range secs {
+		total := 0.0
+		for svc, v := range busy[s] {
+			per[svc] = append(per[svc], v)
+			total += v
+		}
+		share := total / math.Max(1, float64(in.HostCPUs))
+		hostBusy = append(hostBusy, share)
+		// Saturated: 90 % of every CPU for three refreshes running (about 3 s); who used the most then is named.
+		if share >= 90 {
+			if run == 0 {
+				runStart = at[s]
+			}
+			run++
+		} else {
+			run = 0
+		}
+		if run == 3 && f["first_saturated.service"] == nil {
+			top, v := "", -1.0
+			for svc, c := range busy[s] {
+				if c > v {
+					top, v = svc, c
+				}
+			}
+			f["first_saturated.service"] = top
+			f["first_saturated.at_s"] = math.Round(runStart)
+		}
+	}
+	for svc, vals := range per {
+		u := ContainerUse{Service: svc, CPUMeanPct: round1(mean(vals)), CPUP95Pct: round1(quantile(vals, 0.95)), CPUMaxPct: round1(quantile(vals, 1)), MemMaxBytes: mem[svc], Samples: len(vals)}
+		if svc == f["first_saturated.service"] {
+			at := f["first_saturated.at_s"].(float64)
+			u.SaturatedAtS = &at
+		}
+		d.Containers = append(d.Containers, u)
+		f["cpu."+svc] = u.CPUMeanPct
+	}
+	sort.Slice(d.Containers, func(i, j int) bool { return d.Containers[i].CPUMeanPct > d.Containers[j].CPUMeanPct })
+	if len(d.Containers) > 0 {
+		f["top.service"] = d.Containers[0].Service
+		f["top.cpu_pct"] = d.Containers[0].CPUMeanPct
+	}
+	// certctl's own load generator is not certctl: the busiest of the stack's other services.
+	for _, c := range d.Containers {
+		if c.Service != "k6" {
+			f["top_server.service"] = c.Service
+			f["top_server.cpu_pct"] = c.CPUMeanPct
+			break
+		}
+	}
+	f["host.busy_pct"] = round1(mean(hostBusy))
+	f["host.busy_p95_pct"] = round1(quantile(hostBusy, 0.95))
+}
+
+// statusFile is the part of collector.json the analysis reads.
+type statusFile struct {
+	Sources []struct {
+		Name    string `json:"name"`
+		File    string `json:"file"`
+		Samples int    `json:"samples"`
+		Errors  int    `json:"errors"`
+		Reason  string `json:"reason"`
+	} `json:"sources"`
+	CPUSeconds *float64 `json:"cpu_s"`
+}
+
+func (d *Diagnosis) collectorStatus(server string) map[string]Source {
+	out := map[string]Source{}
+	b, err := os.ReadFile(filepath.Join(server, "collector.json"))
+	var st statusFile
+	if err != nil || json.Unmarshal(b, &st) != nil {
+		reason := "the collector left no collector.json (it did not run, or was killed before the end)"
+		for _, n := range []string{"pg_activity", "pg_statements", "pg_database", "certctl_metrics"} {
+			out[n] = Source{Name: n, Status: "not available", Reason: reason}
+		}
+		return out
+	}
+	for _, s := range st.Sources {
+		src := Source{Name: s.Name, Samples: s.Samples, CPUSeconds: st.CPUSeconds}
+		if s.File != "" {
+			src.Files = []string{"server/" + s.File}
+		}
+		switch {
+		case s.Samples > 0:
+			src.Status = "ok"
+		case s.Reason != "":
+			src.Status, src.Reason = "not available", s.Reason
+		default:
+			src.Status, src.Reason = "not available", "no sample taken"
+		}
+		out[s.Name] = src
+	}
+	return out
+}
+
+type activityLine struct {
+	At       time.Time `json:"at"`
+	Backends []struct {
+		State string  `json:"state"`
+		Wait  *string `json:"wait"`
+		Query string  `json:"query"`
+	} `json:"backends"`
+}
+
+// waitClass groups wait events by what they mean for a load test.
+func waitClass(w string) string {
+	switch {
+	case w == "CPU":
+		return "CPU"
+	case strings.HasPrefix(w, "Lock:"), w == "LWLock:LockManager", w == "LWLock:lock_manager":
+		return "Lock"
+	case strings.Contains(w, "WAL"):
+		return "WAL"
+	case strings.HasPrefix(w, "IO:"):
+		return "IO"
+	case strings.HasPrefix(w, "LWLock:"):
+		return "LWLock"
+	case strings.HasPrefix(w, "Client:"):
+		return "Client"
+	default:
+		typ, _, _ := strings.Cut(w, ":")
+		return typ
+	}
+}
+
+var spaceRE = regexp.MustCompile(`\s+`)
+
+// ShortQuery shows a statement by its first words: `INSERT INTO audit_events (…)` is enough to know it.
+func ShortQuery(q string) string {
+	q = strings.TrimSpace(spaceRE.ReplaceAllString(q, " "))
+	if i := strings.IndexAny(q, "("); i > 0 && strings.HasPrefix(strings.ToUpper(q), "INSERT") {
+		return strings.TrimSpace(q[:i])
+	}
+	if len(q) > 90 {
+		q = q[:90] + "…"
+	}
+	return q
+}
+
+func (d *Diagnosis) activity(server string, status map[string]Source, f facts) {
+	src := status["pg_activity"]
+	if src.Name == "" {
+		src = Source{Name: "pg_activity", Status: "not available", Reason: "not in collector.json"}
+	}
+	defer func() { d.Sources = append(d.Sources, src) }()
+	if src.Status != "ok" {
+		return
+	}
+	waits := map[string]int{}
+	queries := map[string]int{}
+	qwaits := map[string]map[string]int{}
+	samples, active, none := 0, 0, 0
+	readLines(filepath.Join(server, "pg_activity.jsonl"), func(b []byte) {
+		var l activityLine
+		if json.Unmarshal(b, &l) != nil || !d.Window.contains(l.At) {
+			return
+		}
+		samples++
+		n := 0
+		for _, be := range l.Backends {
+			if be.State != "active" {
+				continue
+			}
+			n++
+			w := "CPU"
+			if be.Wait != nil {
+				w = *be.Wait
+			}
+			q := ShortQuery(be.Query)
+			waits[w]++
+			queries[q]++
+			if qwaits[q] == nil {
+				qwaits[q] = map[string]int{}
+			}
+			qwaits[q][w]++
+		}
+		active += n
+		if n == 0 {
+			none++
+		}
+	})
+	d.ActivitySample = samples
+	if samples == 0 {
+		return
+	}
+	d.ActiveBackends = round2(float64(active) / float64(samples))
+	f["db.samples"] = float64(samples)
+	f["db.active_mean"] = d.ActiveBackends
+	f["db.idle_share"] = float64(none) / float64(samples)
+	if active == 0 {
+		return
+	}
+	d.Waits = shares(waits, active, 10)
+	for _, q := range shares(queries, active, 8) {
+		d.Queries = append(d.Queries, QueryShare{Query: q.Name, Share: q.Share, Samples: q.Samples, Waits: shares(qwaits[q.Name], active, 5)})
+	}
+	classes := map[string]int{}
+	for w, n := range waits {
+		classes[waitClass(w)] += n
+	}
+	for _, c := range []string{"Lock", "WAL", "IO", "CPU", "LWLock", "Client"} {
+		f["db."+strings.ToLower(c)+"_share"] = float64(classes[c]) / float64(active)
+		// The statement that spent most samples in this class, and the class's events in detail.
+		best, bestN := "", 0
+		for q, ws := range qwaits {
+			n := 0
+			for w, k := range ws {
+				if waitClass(w) == c {
+					n += k
+				}
+			}
+			if n > bestN {
+				best, bestN = q, n
+			}
+		}
+		if bestN > 0 {
+			f["db."+strings.ToLower(c)+"_query"] = best
+			f["db."+strings.ToLower(c)+"_query_share"] = float64(bestN) / float64(classes[c])
+			var parts []string
+			for _, s := range d.Waits {
+				if waitClass(s.Name) == c && c != "CPU" && s.Share >= 0.005 {
+					parts = append(parts, fmt.Sprintf("%s %s", s.Name, pct(s.Share)))
+				}
+			}
+			f["db."+strings.ToLower(c)+"_detail"] = strings.Join(parts, ", ")
+		}
+	}
+	f["db.top_wait"] = d.Waits[0].Name
+	f["db.top_wait_share"] = d.Waits[0].Share
+	f["db.top_query"] = d.Queries[0].Query
+	f["db.top_query_share"] = d.Queries[0].Share
+}
+
+func shares(m map[string]int, total, top int) []Share {
+	var out []Share
+	for k, n := range m {
+		out = append(out, Share{Name: k, Samples: n, Share: round3(float64(n) / float64(total))})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Samples != out[j].Samples {
+			return out[i].Samples > out[j].Samples
+		}
+		return out[i].Name < out[j].Name
+	})
+	if len(out) > top {
+		out = out[:top]
+	}
+	return out
+}
+
+type statementsLine struct {
+	At         time.Time `json:"at"`
+	Statements []struct {
+		ID      string  `json:"id"`
+		Query   string  `json:"query"`
+		Calls   float64 `json:"calls"`
+		TotalMS float64 `json:"total_ms"`
+		Rows    float64 `json:"rows"`
+	} `json:"statements"`
+}
+
+// statements: what pg_stat_statements counted between the snapshots around the window (it was reset as
+// the collector started, just before the load).
+func (d *Diagnosis) statements(server string, status map[string]Source, f facts) {
+	src := status["pg_statements"]
+	if src.Name == "" {
+		src = Source{Name: "pg_statements", Status: "not available", Reason: "not in collector.json"}
+	}
+	defer func() { d.Sources = append(d.Sources, src) }()
+	if src.Status != "ok" {
+		return
+	}
+	var first, last *statementsLine
+	readLines(filepath.Join(server, "pg_statements.jsonl"), func(b []byte) {
+		var l statementsLine
+		if json.Unmarshal(b, &l) != nil {
+			return
+		}
+		// The last snapshot at or before the window's start, and the first after its end.
+		if !l.At.After(d.Window.From) || first == nil {
+			first = &l
+		}
+		if last == nil || !last.At.After(d.Window.To) || d.Window.To.IsZero() {
+			last = &l
+		}
+	})
+	if last == nil {
+		return
+	}
+	before := map[string]struct{ calls, ms, rows float64 }{}
+	if first != nil && first != last && !first.At.After(d.Window.From) {
+		for _, s := range first.Statements {
+			before[s.ID] = struct{ calls, ms, rows float64 }{s.Calls, s.TotalMS, s.Rows}
+		}
+	}
+	var total float64
+	var out []Statement
+	for _, s := range last.Statements {
+		b := before[s.ID]
+		st := Statement{Query: ShortQuery(s.Query), Calls: s.Calls - b.calls, TotalMS: s.TotalMS - b.ms, Rows: s.Rows - b.rows}
+		if st.Calls <= 0 {
+			continue
+		}
+		st.MeanMS = round3(st.TotalMS / st.Calls)
+		total += st.TotalMS
+		out = append(out, st)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].TotalMS > out[j].TotalMS })
+	for i := range out {
+		out[i].TimeShare = round3(out[i].TotalMS / total)
+		out[i].TotalMS = round1(out[i].TotalMS)
+	}
+	if len(out) > 8 {
+		out = out[:8]
+	}
+	d.Statements = out
+	if len(out) > 0 {
+		f["stmt.query"] = out[0].Query
+		f["stmt.time_share"] = out[0].TimeShare
+		f["stmt.calls"] = out[0].Calls
+		f["stmt.mean_ms"] = out[0].MeanMS
+	}
+}
+
+type databaseLine struct {
+	At           time.Time          `json:"at"`
+	DB           map[string]float64 `json:"db"`
+	WAL          map[string]float64 `json:"wal"`
+	LocksWaiting float64            `json:"locks_waiting"`
+}
+
+func (d *Diagnosis) database(server string, status map[string]Source, f facts) {
+	src := status["pg_database"]
+	if src.Name == "" {
+		src = Source{Name: "pg_database", Status: "not available", Reason: "not in collector.json"}
+	}
+	defer func() { d.Sources = append(d.Sources, src) }()
+	if src.Status != "ok" {
+		return
+	}
+	var first, last *databaseLine
+	maxWaiting := 0.0
+	readLines(filepath.Join(server, "pg_database.jsonl"), func(b []byte) {
+		var l databaseLine
+		if json.Unmarshal(b, &l) != nil {
+			return
+		}
+		if !l.At.After(d.Window.From) || first == nil {
+			first = &l
+		}
+		if last == nil || !last.At.After(d.Window.To) || d.Window.To.IsZero() {
+			last = &l
+		}
+		if d.Window.contains(l.At) && l.LocksWaiting > maxWaiting {
+			maxWaiting = l.LocksWaiting
+		}
+	})
+	if first == nil || last == nil || first == last {
+		return
+	}
+	d.DatabaseDelta = map[string]float64{}
+	for k, v := range last.DB {
+		if k != "numbackends" {
+			d.DatabaseDelta[k] = v - first.DB[k]
+		}
+	}
+	for k, v := range last.WAL {
+		d.DatabaseDelta["wal_"+strings.TrimPrefix(k, "wal_")] = v - first.WAL[k]
+	}
+	d.DatabaseDelta["locks_waiting_max"] = maxWaiting
+	secs := last.At.Sub(first.At).Seconds()
+	if secs > 0 {
+		f["db.commits_per_s"] = round1(d.DatabaseDelta["xact_commit"] / secs)
+		if w, ok := d.DatabaseDelta["wal_sync"]; ok {
+			f["db.wal_syncs_per_s"] = round1(w / secs)
+		}
+	}
+	f["db.deadlocks"] = d.DatabaseDelta["deadlocks"]
+	f["db.temp_files"] = d.DatabaseDelta["temp_files"]
+	f["db.rollbacks"] = d.DatabaseDelta["xact_rollback"]
+	f["db.locks_waiting_max"] = maxWaiting
+}
+
+type metricsLine struct {
+	At      time.Time          `json:"at"`
+	Samples map[string]float64 `json:"samples"`
+}
+
+var leRE = regexp.MustCompile(`,?le="([^"]+)"`)
+
+// metrics: certctl's counters that moved over the window, and its histograms' quantiles from their
+// bucket deltas.
+func (d *Diagnosis) metrics(server string, status map[string]Source, f facts) {
+	src := status["certctl_metrics"]
+	if src.Name == "" {
+		src = Source{Name: "certctl_metrics", Status: "not available", Reason: "not in collector.json"}
+	}
+	defer func() { d.Sources = append(d.Sources, src) }()
+	if src.Status != "ok" {
+		return
+	}
+	var first, last *metricsLine
+	readLines(filepath.Join(server, "certctl_metrics.jsonl"), func(b []byte) {
+		var l metricsLine
+		if json.Unmarshal(b, &l) != nil {
+			return
+		}
+		if !l.At.After(d.Window.From) || first == nil {
+			first = &l
+		}
+		if last == nil || !last.At.After(d.Window.To) || d.Window.To.IsZero() {
+			last = &l
+		}
+	})
+	if first == nil || last == nil || first == last {
+		return
+	}
+	secs := last.At.Sub(first.At).Seconds()
+	buckets := map[string]map[float64]float64{} // histogram (name{other labels}) → le → delta
+	for k, v := range last.Samples {
+		delta := v - first.Samples[k]
+		name, _, _ := strings.Cut(k, "{")
+		switch {
+		case strings.HasSuffix(name, "_bucket"):
+			m := leRE.FindStringSubmatch(k)
+			if m == nil {
+				continue
+			}
+			h := strings.TrimSuffix(name, "_bucket") + leRE.ReplaceAllString(strings.TrimPrefix(k, name), "")
+			h = strings.ReplaceAll(strings.ReplaceAll(h, "{,", "{"), "{}", "")
+			var le float64
+			if m[1] == "+Inf" {
+				le = math.Inf(1)
+			} else if _, err := fmt.Sscanf(m[1], "%g", &le); err != nil {
+				continue
+			}
+			if buckets[h] == nil {
+				buckets[h] = map[float64]float64{}
+			}
+			buckets[h][le] = delta
+		case strings.HasSuffix(name, "_total") && delta != 0:
+			d.Metrics = append(d.Metrics, MetricDelta{Name: k, Delta: delta, PerS: round2(delta / secs)})
+		}
+	}
+	sort.Slice(d.Metrics, func(i, j int) bool { return d.Metrics[i].Name < d.Metrics[j].Name })
+	for h, bs := range buckets {
+		les := make([]float64, 0, len(bs))
+		for le := range bs {
+			les = append(les, le)
+		}
+		sort.Float64s(les)
+		count := bs[math.Inf(1)]
+		if count <= 0 {
+			continue
+		}
+		q := func(p float64) float64 { return bucketQuantile(les, bs, count, p) }
+		d.Histograms = append(d.Histograms, Histogram{Name: h, Count: count, P50: q(0.5), P95: q(0.95), P99: q(0.99), Unit: "s"})
+	}
+	sort.Slice(d.Histograms, func(i, j int) bool { return d.Histograms[i].Name < d.Histograms[j].Name })
+	for _, m := range d.Metrics {
+		if m.Name == "certctl_issuance_total" || strings.HasPrefix(m.Name, "certctl_issuance_total{") {
+			f["certctl.issued"] = m.Delta + f.num("certctl.issued")
+		}
+	}
+	for _, h := range d.Histograms {
+		if strings.HasPrefix(h.Name, "certctl_issuance_duration_seconds") {
+			f["certctl.issuance_p95_ms"] = round1(h.P95 * 1000)
+		}
+	}
+}
+
+// bucketQuantile interpolates linearly inside the bucket that holds the quantile, as Prometheus's
+// histogram_quantile does.
+func bucketQuantile(les []float64, cum map[float64]float64, count, p float64) float64 {
+	rank := p * count
+	prevLE, prevN := 0.0, 0.0
+	for _, le := range les {
+		n := cum[le]
+		if n >= rank {
+			if math.IsInf(le, 1) {
+				return prevLE
+			}
+			if n == prevN {
+				return le
+			}
+			return round6(prevLE + (le-prevLE)*(rank-prevN)/(n-prevN))
+		}
+		prevLE, prevN = le, n
+	}
+	return prevLE
+}
+
+func mean(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := 0.0
+	for _, x := range v {
+		s += x
+	}
+	return s / float64(len(v))
+}
+
+// quantile by nearest rank, on a copy.
+func quantile(v []float64, p float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := append([]float64(nil), v...)
+	sort.Float64s(s)
+	i := int(math.Ceil(p*float64(len(s)))) - 1
+	if i < 0 {
+		i = 0
+	}
+	return s[i]
+}
+
+func round1(v float64) float64 { return math.Round(v*10) / 10 }
+func round2(v float64) float64 { return math.Round(v*100) / 100 }
+func round3(v float64) float64 { return math.Round(v*1000) / 1000 }
+func round6(v float64) float64 { return math.Round(v*1e6) / 1e6 }

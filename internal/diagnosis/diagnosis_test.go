@@ -1,0 +1,207 @@
+package diagnosis
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+var t0 = time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+
+// writeLines writes v as JSON lines.
+func writeLines(t *testing.T, path string, vs ...any) {
+	t.Helper()
+	var b strings.Builder
+	for _, v := range vs {
+		j, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Write(append(j, '\n'))
+	}
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+type backend struct {
+	State string  `json:"state"`
+	Wait  *string `json:"wait"`
+	Query string  `json:"query"`
+}
+
+func wait(s string) *string { return &s }
+
+// synthetic builds a run directory whose server/ holds 60 s of samples: containers at the given CPU,
+// and database backends drawn from mix (each sample holds every backend of mix).
+func synthetic(t *testing.T, cpu map[string]float64, mix []backend) Input {
+	t.Helper()
+	dir := t.TempDir()
+	server := filepath.Join(dir, "server")
+	os.MkdirAll(server, 0o755)
+	var cl, al, dl, ml []any
+	for s := 0; s < 60; s++ {
+		at := t0.Add(time.Duration(s) * time.Second)
+		for svc, c := range cpu {
+			cl = append(cl, map[string]any{"at": at, "service": svc, "container": "p-" + svc + "-1", "cpu_pct": c, "mem_bytes": 100 << 20, "refresh": s + 1})
+		}
+		for q := 0; q < 4; q++ {
+			al = append(al, map[string]any{"at": at.Add(time.Duration(q) * 250 * time.Millisecond), "backends": mix})
+		}
+		if s%5 == 0 {
+			dl = append(dl, map[string]any{"at": at, "db": map[string]float64{"xact_commit": float64(s * 100), "deadlocks": 0, "temp_files": 0}, "locks_waiting": 1})
+			ml = append(ml, map[string]any{"at": at, "samples": map[string]float64{
+				"certctl_issuance_total": float64(s * 2),
+				`certctl_issuance_duration_seconds_bucket{le="0.01"}`: float64(s),
+				`certctl_issuance_duration_seconds_bucket{le="0.1"}`:  float64(s * 2),
+				`certctl_issuance_duration_seconds_bucket{le="+Inf"}`: float64(s * 2),
+			}})
+		}
+	}
+	writeLines(t, filepath.Join(server, "containers.jsonl"), cl...)
+	writeLines(t, filepath.Join(server, "pg_activity.jsonl"), al...)
+	writeLines(t, filepath.Join(server, "pg_database.jsonl"), dl...)
+	writeLines(t, filepath.Join(server, "certctl_metrics.jsonl"), ml...)
+	writeLines(t, filepath.Join(server, "pg_statements.jsonl"),
+		map[string]any{"at": t0.Add(-time.Second), "statements": []any{}},
+		map[string]any{"at": t0.Add(61 * time.Second), "statements": []any{
+			map[string]any{"id": "1", "query": "INSERT INTO audit_events (id, actor) VALUES ($1, $2)", "calls": 9000, "total_ms": 45000, "rows": 9000},
+			map[string]any{"id": "2", "query": "SELECT id, name FROM managed_certificates ORDER BY created_at DESC LIMIT $1", "calls": 3000, "total_ms": 5000, "rows": 150000},
+		}})
+	st := map[string]any{"cpu_s": 0.4, "sources": []any{
+		map[string]any{"name": "pg_activity", "file": "pg_activity.jsonl", "samples": len(al)},
+		map[string]any{"name": "pg_database", "file": "pg_database.jsonl", "samples": len(dl)},
+		map[string]any{"name": "pg_statements", "file": "pg_statements.jsonl", "samples": 2},
+		map[string]any{"name": "certctl_metrics", "file": "certctl_metrics.jsonl", "samples": len(ml)},
+	}}
+	b, _ := json.Marshal(st)
+	os.WriteFile(filepath.Join(server, "collector.json"), b, 0o644)
+	return Input{Dir: dir, LoadStart: t0, HostCPUs: 2, Scenarios: []ScenarioWindow{{Name: "list_certificates", From: t0, To: t0.Add(60 * time.Second)}}}
+}
+
+const audit = "INSERT INTO audit_events (id, actor, action) VALUES ($1, $2, $3)"
+
+func sentences(d *Diagnosis) string {
+	var b strings.Builder
+	for _, f := range d.Findings {
+		fmt.Fprintf(&b, "[%s %s] %s\n", f.Kind, f.Rule, f.Sentence)
+	}
+	return b.String()
+}
+
+func TestRulesOnSyntheticSamples(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		cpu  map[string]float64
+		mix  []backend
+		want []string // rule ids, in order
+	}{
+		{"audit chain lock", map[string]float64{"postgres": 94, "certctl-server": 40, "k6-list-certificates": 20},
+			[]backend{{"active", wait("Lock:transactionid"), audit}, {"active", wait("Lock:tuple"), audit}, {"active", wait("LWLock:LockManager"), audit}, {"active", nil, "SELECT 1"}},
+			[]string{"db-lock-contention", "top-statement", "certctl-issuance"}},
+		{"wal flushes on a busy machine", map[string]float64{"postgres": 97, "certctl-server": 50, "nginx": 40},
+			[]backend{{"active", wait("LWLock:WALWrite"), "COMMIT"}, {"active", wait("IO:WALSync"), "COMMIT"}, {"active", nil, audit}},
+			[]string{"host-cpu-saturated", "db-wal-flush", "top-statement", "certctl-issuance"}},
+		{"headroom", map[string]float64{"postgres": 12, "certctl-server": 20},
+			[]backend{{"idle in transaction", nil, "SELECT 1"}},
+			[]string{"top-statement", "certctl-issuance", "headroom"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := Analyze(synthetic(t, tc.cpu, tc.mix))
+			var got []string
+			for _, f := range d.Findings {
+				got = append(got, f.Rule)
+			}
+			if strings.Join(got, " ") != strings.Join(tc.want, " ") {
+				t.Fatalf("rules %v, want %v:\n%s", got, tc.want, sentences(d))
+			}
+			golden(t, "synthetic-"+strings.ReplaceAll(tc.name, " ", "-")+".txt", sentences(d))
+		})
+	}
+}
+
+func TestTheAuditChainSentence(t *testing.T) {
+	d := Analyze(synthetic(t, map[string]float64{"postgres": 94, "certctl-server": 60},
+		[]backend{{"active", wait("Lock:transactionid"), audit}, {"active", wait("Lock:transactionid"), audit}, {"active", wait("Lock:tuple"), audit}, {"active", nil, "SELECT 1"}}))
+	want := "postgres at 94 % CPU; 75 % of sampled active backends waiting on locks (Lock:transactionid 50 %, Lock:tuple 25 %), 100 % of those in `INSERT INTO audit_events`"
+	if !strings.HasPrefix(d.Findings[0].Sentence, want) {
+		t.Fatalf("first finding:\n %s\nwant it to start\n %s", d.Findings[0].Sentence, want)
+	}
+}
+
+func TestUnavailableSourcesAreNamedNotFatal(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "server"), 0o755)
+	b, _ := json.Marshal(map[string]any{"sources": []any{
+		map[string]any{"name": "pg_activity", "reason": "no database access: COLLECT_DATABASE_URL is not set"},
+		map[string]any{"name": "certctl_metrics", "reason": "GET https://x/api/v1/metrics/prometheus answered 404 Not Found", "errors": 3},
+	}})
+	os.WriteFile(filepath.Join(dir, "server", "collector.json"), b, 0o644)
+	d := Analyze(Input{Dir: dir, LoadStart: t0, HostCPUs: 2, Scenarios: []ScenarioWindow{{Name: "a", From: t0, To: t0.Add(time.Minute)}}})
+	got := sentences(d)
+	for _, want := range []string{
+		"containers: not available: server/containers.jsonl is missing",
+		"pg_activity: not available: no database access: COLLECT_DATABASE_URL is not set",
+		"certctl_metrics: not available: GET https://x/api/v1/metrics/prometheus answered 404 Not Found",
+		"pg_statements: not available: not in collector.json",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("findings lack %q:\n%s", want, got)
+		}
+	}
+	if Analyze(Input{Dir: t.TempDir()}) != nil {
+		t.Error("a run without server/ has a diagnosis")
+	}
+}
+
+func TestWindowIsTheFailingScenarios(t *testing.T) {
+	in := Input{LoadStart: t0, Scenarios: []ScenarioWindow{
+		{Name: "a", From: t0, To: t0.Add(300 * time.Second)},
+		{Name: "b", From: t0.Add(time.Second), To: t0.Add(120 * time.Second), Failed: true},
+	}}
+	w := window(in)
+	if w.Basis != "failing scenarios: b" || !w.From.Equal(t0.Add(time.Second)) || !w.To.Equal(t0.Add(120*time.Second)) {
+		t.Fatalf("window %+v", w)
+	}
+}
+
+func TestBucketQuantile(t *testing.T) {
+	les := []float64{0.01, 0.1, 1}
+	cum := map[float64]float64{0.01: 50, 0.1: 90, 1: 100}
+	for p, want := range map[float64]float64{0.5: 0.01, 0.7: 0.055, 0.95: 0.55} {
+		if got := bucketQuantile(les, cum, 100, p); got != want {
+			t.Errorf("q(%v) = %v, want %v", p, got, want)
+		}
+	}
+}
+
+func TestRulesParse(t *testing.T) {
+	if _, err := ParseRules([]byte("- id: a\n  kind: info\n  when: [{fact: x, gt: 0}]\n  unless: [b]\n  say: hi\n")); err == nil || !strings.Contains(err.Error(), "unless") {
+		t.Errorf("unless naming a later rule: %v", err)
+	}
+	if _, err := ParseRules([]byte("- id: a\n  kind: info\n  when: [{fact: x, gt: 0}]\n  say: '{{.x'\n")); err == nil {
+		t.Error("a broken template parsed")
+	}
+}
+
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		os.WriteFile(path, []byte(got), 0o644)
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update)", err)
+	}
+	if string(want) != got {
+		t.Errorf("%s differs:\n--- got\n%s--- want\n%s", name, got, want)
+	}
+}

@@ -1,0 +1,228 @@
+package diagnosis
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+)
+
+// maxPoints bounds each chart: one bucket per StepS seconds, at least 5 s, so a 24-hour soak still draws.
+const maxPoints = 240
+
+// series buckets the load into steps and gives each chart its lines: k6's iterations and latency per
+// scenario (raw/<name>.json.gz), CPU per service, database waits per class.
+func series(in Input, server string) *Series {
+	var end time.Time
+	for _, sc := range in.Scenarios {
+		if sc.To.After(end) {
+			end = sc.To
+		}
+	}
+	if in.LoadStart.IsZero() || !end.After(in.LoadStart) {
+		return nil
+	}
+	total := end.Sub(in.LoadStart).Seconds()
+	step := math.Max(5, math.Ceil(total/maxPoints))
+	n := int(math.Ceil(total / step))
+	s := &Series{StepS: step}
+	for i := 0; i < n; i++ {
+		s.T = append(s.T, float64(i)*step)
+	}
+	bucket := func(t time.Time) int {
+		i := int(t.Sub(in.LoadStart).Seconds() / step)
+		if i < 0 || i >= n {
+			return -1
+		}
+		return i
+	}
+	for _, sc := range in.Scenarios {
+		rate, p95 := k6Series(filepath.Join(in.Dir, "raw", sc.Name+".json.gz"), sc.LatencyMetric, n, step, bucket)
+		if rate != nil {
+			s.Rate = append(s.Rate, Line{Name: sc.Name, Values: rate})
+			s.P95MS = append(s.P95MS, Line{Name: sc.Name, Values: p95})
+		}
+	}
+	// CPU: the mean of each service's samples in a bucket.
+	cpuSum := map[string][]float64{}
+	cpuN := map[string][]int{}
+	readLines(filepath.Join(server, "containers.jsonl"), func(b []byte) {
+		var l containerLine
+		if json.Unmarshal(b, &l) != nil {
+			return
+		}
+		i := bucket(l.At)
+		if i < 0 {
+			return
+		}
+		svc := l.Service
+		if strings.HasPrefix(svc, "k6-") {
+			svc = "k6"
+		}
+		if cpuSum[svc] == nil {
+			cpuSum[svc], cpuN[svc] = make([]float64, n), make([]int, n)
+		}
+		cpuSum[svc][i] += l.CPUPct
+		cpuN[svc][i]++
+	})
+	// k6's processes each have their own samples per refresh: summed per refresh, then averaged.
+	refreshes := map[int]map[int]bool{}
+	readLines(filepath.Join(server, "containers.jsonl"), func(b []byte) {
+		var l containerLine
+		if json.Unmarshal(b, &l) != nil || !strings.HasPrefix(l.Service, "k6-") {
+			return
+		}
+		if i := bucket(l.At); i >= 0 {
+			if refreshes[i] == nil {
+				refreshes[i] = map[int]bool{}
+			}
+			refreshes[i][l.Refresh] = true
+		}
+	})
+	for _, svc := range sortedKeys(cpuSum) {
+		vals := make([]*float64, n)
+		for i := range vals {
+			div := cpuN[svc][i]
+			if svc == "k6" {
+				div = len(refreshes[i])
+			}
+			if div > 0 {
+				v := round1(cpuSum[svc][i] / float64(div))
+				vals[i] = &v
+			}
+		}
+		s.CPU = append(s.CPU, Line{Name: svc, Values: vals})
+	}
+	// Database waits: mean active backends per class per sample in the bucket.
+	waitSum := map[string][]float64{}
+	samples := make([]int, n)
+	readLines(filepath.Join(server, "pg_activity.jsonl"), func(b []byte) {
+		var l activityLine
+		if json.Unmarshal(b, &l) != nil {
+			return
+		}
+		i := bucket(l.At)
+		if i < 0 {
+			return
+		}
+		samples[i]++
+		for _, be := range l.Backends {
+			if be.State != "active" {
+				continue
+			}
+			w := "CPU"
+			if be.Wait != nil {
+				w = *be.Wait
+			}
+			c := waitClass(w)
+			if waitSum[c] == nil {
+				waitSum[c] = make([]float64, n)
+			}
+			waitSum[c][i]++
+		}
+	})
+	for _, c := range sortedKeys(waitSum) {
+		vals := make([]*float64, n)
+		for i := range vals {
+			if samples[i] > 0 {
+				v := round2(waitSum[c][i] / float64(samples[i]))
+				vals[i] = &v
+			}
+		}
+		s.Waits = append(s.Waits, Line{Name: c, Values: vals})
+	}
+	return s
+}
+
+// k6Series reads a scenario's raw samples: iterations per second and the judged latency's p95 per
+// bucket. Setup and teardown are not the load.
+func k6Series(path, latencyMetric string, n int, step float64, bucket func(time.Time) int) (rate, p95 []*float64) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		return nil, nil
+	}
+	metric, tags, _ := strings.Cut(strings.TrimSuffix(latencyMetric, "}"), "{")
+	if metric == "" {
+		metric = "http_req_duration"
+	}
+	want := map[string]string{}
+	for _, kv := range strings.Split(tags, ",") {
+		if k, v, ok := strings.Cut(kv, ":"); ok {
+			want[k] = v
+		}
+	}
+	iters := make([]float64, n)
+	lat := make([][]float64, n)
+	metricKey := []byte(`"metric":"` + metric + `"`)
+	sc := bufio.NewScanner(zr)
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	for sc.Scan() {
+		line := sc.Bytes()
+		isIter := bytes.Contains(line, []byte(`"metric":"iterations"`))
+		if !isIter && !bytes.Contains(line, metricKey) || !bytes.Contains(line, []byte(`"type":"Point"`)) {
+			continue
+		}
+		var p struct {
+			Data struct {
+				Time  time.Time         `json:"time"`
+				Value float64           `json:"value"`
+				Tags  map[string]string `json:"tags"`
+			} `json:"data"`
+		}
+		if json.Unmarshal(line, &p) != nil || p.Data.Tags["phase"] == "setup" || p.Data.Tags["phase"] == "teardown" {
+			continue
+		}
+		if g := p.Data.Tags["group"]; g == "::setup" || g == "::teardown" {
+			continue
+		}
+		i := bucket(p.Data.Time)
+		if i < 0 {
+			continue
+		}
+		if isIter {
+			iters[i] += p.Data.Value
+			continue
+		}
+		ok := true
+		for k, v := range want {
+			if p.Data.Tags[k] != v {
+				ok = false
+			}
+		}
+		if ok {
+			lat[i] = append(lat[i], p.Data.Value)
+		}
+	}
+	rate, p95 = make([]*float64, n), make([]*float64, n)
+	for i := 0; i < n; i++ {
+		if iters[i] > 0 {
+			v := round2(iters[i] / step)
+			rate[i] = &v
+		}
+		if len(lat[i]) > 0 {
+			v := round2(quantile(lat[i], 0.95))
+			p95[i] = &v
+		}
+	}
+	return rate, p95
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

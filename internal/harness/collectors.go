@@ -1,0 +1,200 @@
+package harness
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"certctl-loadtest/internal/collector"
+)
+
+// collectorService samples certctl's database and metrics beside the load (cmd/collector); profile
+// "collector", started only here.
+const collectorService = "collector"
+
+// startCollectors starts what records the server side during the load (DIAGNOSIS): the collector
+// container and a `docker stats` stream of the stack's containers, both writing to server/. It waits
+// for the collector's first samples, so the load's first seconds are in them. The returned stop ends
+// both, the collector with SIGTERM so it takes its "after" samples. Nothing here fails the run: a
+// collector that does not start is named in the diagnosis, and the load goes on.
+func (r *Runner) startCollectors(ctx context.Context, compose Compose, dir string) (stop func()) {
+	if !r.Cfg.Diagnosis {
+		return func() {}
+	}
+	server := filepath.Join(dir, "server")
+	stopStats := r.sampleContainers(server)
+	logf, err := os.OpenFile(filepath.Join(dir, "logs", "up.log"), os.O_APPEND|os.O_WRONLY|os.O_CREATE|syscall.O_NOFOLLOW, 0o644)
+	if err != nil {
+		return stopStats
+	}
+	defer logf.Close()
+	uctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	code, err := compose.Run(uctx, logf, logf, "up", "--detach", "--no-deps", "--wait", "--wait-timeout", "45", collectorService)
+	if err != nil || code != 0 {
+		r.logf("the collector did not start (docker compose up exit %d%s): the run goes on without database and metrics samples; see logs/up.log", code, errSuffix(err))
+		writeCollectorFailure(server, fmt.Sprintf("the collector container did not start (docker compose up exit %d); see logs/up.log and logs/stack.log", code))
+	}
+	return func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
+		defer cancel()
+		compose.Run(sctx, io.Discard, io.Discard, "stop", "--timeout", "30", collectorService)
+		stopStats()
+	}
+}
+
+// writeCollectorFailure leaves a collector.json that says why there are no database or metrics samples.
+func writeCollectorFailure(server, reason string) {
+	st := collector.Status{StartedAt: time.Now().UTC(), EndedAt: time.Now().UTC()}
+	for _, n := range []string{"pg_activity", "pg_database", "pg_statements", "certctl_metrics"} {
+		st.Sources = append(st.Sources, collector.SourceStatus{Name: n, Reason: reason})
+	}
+	if b, err := json.MarshalIndent(st, "", "  "); err == nil {
+		os.WriteFile(filepath.Join(server, collector.StatusFile), append(b, '\n'), 0o644)
+	}
+}
+
+// ContainerSample is one line of server/containers.jsonl.
+type ContainerSample struct {
+	At        time.Time `json:"at"`
+	Service   string    `json:"service"`
+	Container string    `json:"container"`
+	CPUPct    float64   `json:"cpu_pct"` // of one CPU, as docker stats reports it
+	MemBytes  int64     `json:"mem_bytes"`
+	// Refresh numbers docker stats' screens: the samples of one refresh are one moment of the machine.
+	Refresh int `json:"refresh"`
+}
+
+// sampleContainers streams `docker stats` (the engine's own sampling, about once a second, for every
+// running container and those that start later) into server/containers.jsonl, keeping the run's own
+// containers. The engine reads cgroups either way; this works wherever docker does, Docker Desktop too.
+func (r *Runner) sampleContainers(server string) (stop func()) {
+	f, err := createFile(filepath.Join(server, collector.ContainersFile))
+	if err != nil {
+		r.logf("cannot record the containers' CPU: %v", err)
+		return func() {}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	w := &statsWriter{out: f, project: r.Cfg.Project, now: r.Now}
+	done := make(chan struct{})
+	var errb bytes.Buffer
+	go func() {
+		defer close(done)
+		r.Exec(ctx, Cmd{Name: "docker", Args: []string{"stats", "--no-trunc", "--format", "{{json .}}"}, Env: r.Env, Stdout: w, Stderr: &errb})
+	}()
+	return func() {
+		cancel()
+		<-done
+		w.flush()
+		f.Close()
+		if w.samples == 0 {
+			r.logf("docker stats gave no sample of the stack's containers (%s): the diagnosis has no CPU figures", firstLine(errb.String(), nil))
+		}
+	}
+}
+
+// statsWriter turns docker stats' lines into ContainerSample lines. Between refreshes docker stats
+// writes terminal control sequences, even to a pipe.
+type statsWriter struct {
+	out     io.Writer
+	project string
+	now     func() time.Time
+	buf     []byte
+	samples int
+	refresh int
+	mu      sync.Mutex
+}
+
+var ansiRE = regexp.MustCompile(`\x1b\[[0-9;]*[A-Za-z]`)
+
+func (s *statsWriter) Write(b []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.buf = append(s.buf, b...)
+	for {
+		i := bytes.IndexByte(s.buf, '\n')
+		if i < 0 {
+			break
+		}
+		s.line(s.buf[:i])
+		s.buf = s.buf[i+1:]
+	}
+	return len(b), nil
+}
+
+func (s *statsWriter) flush() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.line(s.buf)
+	s.buf = nil
+}
+
+func (s *statsWriter) line(b []byte) {
+	// Each refresh starts by homing the cursor.
+	if bytes.Contains(b, []byte("\x1b[H")) {
+		s.refresh++
+	}
+	smp, ok := ParseStatsLine(ansiRE.ReplaceAll(b, nil), s.project, s.now().UTC())
+	if !ok {
+		return
+	}
+	smp.Refresh = s.refresh
+	if out, err := json.Marshal(smp); err == nil {
+		s.out.Write(append(out, '\n'))
+		s.samples++
+	}
+}
+
+// ParseStatsLine reads one `docker stats --format '{{json .}}'` line of the project's containers.
+func ParseStatsLine(b []byte, project string, at time.Time) (ContainerSample, bool) {
+	var v struct{ Name, CPUPerc, MemUsage string }
+	if json.Unmarshal(bytes.TrimSpace(b), &v) != nil || !strings.HasPrefix(v.Name, project+"-") {
+		return ContainerSample{}, false
+	}
+	cpu, err := strconv.ParseFloat(strings.TrimSuffix(v.CPUPerc, "%"), 64)
+	if err != nil {
+		return ContainerSample{}, false // "--" while a container starts or stops
+	}
+	used, _, _ := strings.Cut(v.MemUsage, "/")
+	return ContainerSample{At: at, Service: serviceOf(v.Name, project), Container: v.Name, CPUPct: cpu, MemBytes: parseBytes(strings.TrimSpace(used))}, true
+}
+
+var replicaRE = regexp.MustCompile(`-\d+$`)
+
+// serviceOf is the compose service of a container name: <project>-<service>-<n>, or the harness's own
+// k6 name <project>-k6-<scenario>, which stays whole.
+func serviceOf(name, project string) string {
+	s := strings.TrimPrefix(name, project+"-")
+	if strings.HasPrefix(s, k6Service+"-") {
+		return s
+	}
+	return replicaRE.ReplaceAllString(s, "")
+}
+
+// parseBytes reads docker's human sizes: 512B, 1.5KiB, 120MiB, 2GiB (and the decimal kB/MB/GB).
+func parseBytes(s string) int64 {
+	units := []struct {
+		suffix string
+		mul    float64
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"TiB", 1 << 40}, {"kB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12}, {"B", 1}}
+	for _, u := range units {
+		if n, ok := strings.CutSuffix(s, u.suffix); ok {
+			v, err := strconv.ParseFloat(strings.TrimSpace(n), 64)
+			if err != nil {
+				return 0
+			}
+			return int64(v * u.mul)
+		}
+	}
+	return 0
+}

@@ -1,0 +1,102 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+	"text/tabwriter"
+
+	"certctl-loadtest/internal/diagnosis"
+)
+
+// analyze runs the diagnosis over the run directory's server/ samples, judging the window by the
+// scenarios that failed.
+func analyze(dir string, run Run, rows []Scenario) *diagnosis.Diagnosis {
+	in := diagnosis.Input{Dir: dir, HostCPUs: run.Host.DockerCPUs}
+	if in.HostCPUs == 0 {
+		in.HostCPUs = run.Host.CPUs
+	}
+	if run.LoadStartedAt != nil {
+		in.LoadStart = *run.LoadStartedAt
+	}
+	status := map[string]Scenario{}
+	for _, r := range rows {
+		status[r.Name] = r
+	}
+	for _, sr := range run.Scenarios {
+		if sr.StartedAt == nil || sr.EndedAt == nil {
+			continue
+		}
+		w := diagnosis.ScenarioWindow{Name: sr.Name, From: *sr.StartedAt, To: *sr.EndedAt, Failed: status[sr.Name].Status != "passed"}
+		if rec := status[sr.Name].Record; rec != nil {
+			w.LatencyMetric = rec.LatencyMetric
+		}
+		in.Scenarios = append(in.Scenarios, w)
+	}
+	return diagnosis.Analyze(in)
+}
+
+// diagnosisText is summary.txt's diagnosis section: the findings, then the evidence behind them.
+func diagnosisText(b *strings.Builder, d *diagnosis.Diagnosis) {
+	secs := d.Window.To.Sub(d.Window.From).Seconds()
+	fmt.Fprintf(b, "\ndiagnosis (over %s: %s)\n", d.Window.Basis, clockText(secs))
+	for _, f := range d.Findings {
+		fmt.Fprintf(b, "  - %s\n", f.Sentence)
+	}
+	var srcs []string
+	for _, s := range d.Sources {
+		if s.Status == "ok" {
+			srcs = append(srcs, fmt.Sprintf("%s %d", s.Name, s.Samples))
+		}
+	}
+	if len(srcs) > 0 {
+		fmt.Fprintf(b, "  samples: %s (server/)\n", strings.Join(srcs, ", "))
+	}
+	if len(d.Containers) > 0 {
+		var parts []string
+		for _, c := range d.Containers {
+			parts = append(parts, fmt.Sprintf("%s %.0f/%.0f/%.0f", c.Service, c.CPUMeanPct, c.CPUP95Pct, c.CPUMaxPct))
+		}
+		fmt.Fprintf(b, "  CPU, %% of one CPU (mean/p95/max), %d CPUs: %s\n", d.HostCPUs, strings.Join(parts, ", "))
+	}
+	if len(d.Waits) > 0 {
+		var parts []string
+		for _, w := range d.Waits {
+			if w.Share < 0.005 {
+				continue // rounds to 0 %
+			}
+			parts = append(parts, fmt.Sprintf("%s %.0f %%", w.Name, w.Share*100))
+		}
+		fmt.Fprintf(b, "  database: %.2f active backends on average over %d samples; waits: %s\n", d.ActiveBackends, d.ActivitySample, strings.Join(parts, ", "))
+	} else if d.ActivitySample > 0 {
+		fmt.Fprintf(b, "  database: no active backend in %d samples\n", d.ActivitySample)
+	}
+	if len(d.Statements) > 0 {
+		b.WriteString("  top statements by total time\n")
+		tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
+		fmt.Fprintf(tw, "    share\ttotal ms\tcalls\tmean ms\tstatement\n")
+		for i, s := range d.Statements {
+			if i == 5 {
+				break
+			}
+			fmt.Fprintf(tw, "    %.0f %%\t%.0f\t%.0f\t%.3g\t%s\n", s.TimeShare*100, s.TotalMS, s.Calls, s.MeanMS, s.Query)
+		}
+		tw.Flush()
+	}
+}
+
+func clockText(s float64) string {
+	n := int(s + 0.5)
+	return fmt.Sprintf("%dm%02ds", n/60, n%60)
+}
+
+// diagnosisMarkdown is the findings as a list, for a job summary or a PR comment.
+func diagnosisMarkdown(b *strings.Builder, d *diagnosis.Diagnosis) {
+	if d == nil || len(d.Findings) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "**Diagnosis** (over %s):\n\n", d.Window.Basis)
+	for _, f := range d.Findings {
+		fmt.Fprintf(b, "- %s\n", f.Sentence)
+	}
+	b.WriteString("\n")
+}
