@@ -45,6 +45,8 @@ type Config struct {
 	CAFile      string // CA bundle for MetricsURL; empty: the system's
 	Out         string // the directory to write to (the run's server/)
 	ReadyFile   string // written once every source has been tried: the container's healthcheck
+	// StatementsOff: pg_stat_statements is not loaded on purpose (PG_STAT_STATEMENTS=false).
+	StatementsOff bool
 
 	ActivityEvery   time.Duration
 	DatabaseEvery   time.Duration
@@ -58,6 +60,7 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		DatabaseURL: getenv("COLLECT_DATABASE_URL"), MetricsURL: getenv("COLLECT_METRICS_URL"),
 		Token: getenv("COLLECT_TOKEN"), CAFile: getenv("COLLECT_CA_FILE"),
 		Out: getenv("COLLECT_OUT"), ReadyFile: getenv("COLLECT_READY_FILE"),
+		StatementsOff: getenv("COLLECT_STATEMENTS") == "off",
 	}
 	if c.Out == "" {
 		return c, errors.New("COLLECT_OUT is not set: the directory to write samples to")
@@ -280,7 +283,8 @@ FROM pg_stat_activity WHERE backend_type = 'client backend' AND pid <> pg_backen
 	walSQL = `,
   'wal', (SELECT row_to_json(w) FROM (SELECT wal_records, wal_fpi, wal_bytes, wal_buffers_full, wal_write, wal_sync FROM pg_stat_wal) w)`
 
-	statementsSQL = `SELECT json_build_object('at', clock_timestamp(), 'statements', coalesce(json_agg(s), '[]'::json))::text FROM (
+	statementsSQL = `SELECT json_build_object('at', clock_timestamp(), 'entries', (SELECT count(*) FROM pg_stat_statements),
+  'dealloc', (SELECT dealloc FROM pg_stat_statements_info), 'statements', coalesce(json_agg(s), '[]'::json))::text FROM (
   SELECT queryid::text AS id, left(query, 300) AS query, calls, total_exec_time AS total_ms, rows
   FROM pg_stat_statements
   WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) AND query NOT LIKE '%pg_stat_%'
@@ -330,7 +334,9 @@ func (d *database) sources(ctx context.Context, cfg Config, logf func(string, ..
 	counters.sample = func(ctx context.Context) ([]byte, error) { return d.query(ctx, withWAL) }
 	// pg_stat_statements counts from a reset at the start of the load; it needs the library preloaded
 	// (the stack's postgres does) and the extension created (a superuser may; the stack's user is one).
-	if err := d.conn.Exec(ctx, "CREATE EXTENSION IF NOT EXISTS pg_stat_statements"); err != nil {
+	if cfg.StatementsOff {
+		statements.unavailable, statements.status.Reason, statements.status.File = true, StatementsOffReason, ""
+	} else if err := d.conn.Exec(ctx, "CREATE EXTENSION IF NOT EXISTS pg_stat_statements"); err != nil {
 		statements.unavailable, statements.status.Reason, statements.status.File = true, "pg_stat_statements cannot be created: "+pgReason(err), ""
 	} else if err := d.conn.Exec(ctx, "SELECT pg_stat_statements_reset()"); err != nil {
 		statements.unavailable, statements.status.Reason, statements.status.File = true, "pg_stat_statements: "+pgReason(err), ""
@@ -339,6 +345,9 @@ func (d *database) sources(ctx context.Context, cfg Config, logf func(string, ..
 	logf("sampling the database: activity every %s, counters every %s, statements every %s", cfg.ActivityEvery, cfg.DatabaseEvery, cfg.StatementsEvery)
 	return all
 }
+
+// StatementsOffReason is the pg_statements source's reason when the harness left pg_stat_statements out.
+const StatementsOffReason = "off (PG_STAT_STATEMENTS=false, the default: it slows certctl down; statement shares come from the activity samples)"
 
 func pgReason(err error) string {
 	var pe *pgwire.Error

@@ -402,6 +402,20 @@ func (d *Diagnosis) activity(server string, status map[string]Source, f facts) {
 			f["db."+strings.ToLower(c)+"_detail"] = strings.Join(parts, ", ")
 		}
 	}
+	if cpus := f.num("host.cpus"); cpus > 0 {
+		f["db.active_per_cpu"] = round2(d.ActiveBackends / cpus)
+	}
+	// The class the backends spent most samples in, for the sentence that describes a database
+	// without a queue.
+	top := ""
+	for _, c := range []string{"Lock", "WAL", "IO", "CPU", "LWLock", "Client"} {
+		if top == "" || classes[c] > classes[top] {
+			top = c
+		}
+	}
+	f["db.top_class"] = map[string]string{"Lock": "locks", "WAL": "WAL writes and flushes", "IO": "data file I/O", "CPU": "nothing (running on CPU)", "LWLock": "internal locks", "Client": "their clients"}[top]
+	f["db.top_class_share"] = float64(classes[top]) / float64(active)
+	f["db.top_class_query"] = f["db."+strings.ToLower(top)+"_query"]
 	f["db.top_wait"] = d.Waits[0].Name
 	f["db.top_wait_share"] = d.Waits[0].Share
 	f["db.top_query"] = d.Queries[0].Query

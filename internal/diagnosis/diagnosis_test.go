@@ -39,6 +39,15 @@ type backend struct {
 
 func wait(s string) *string { return &s }
 
+// times repeats the backends n times: a queue of them.
+func times(n int, bs ...backend) []backend {
+	var out []backend
+	for i := 0; i < n; i++ {
+		out = append(out, bs...)
+	}
+	return out
+}
+
 // synthetic builds a run directory whose server/ holds 60 s of samples: containers at the given CPU,
 // and database backends drawn from mix (each sample holds every backend of mix).
 func synthetic(t *testing.T, cpu map[string]float64, mix []backend) Input {
@@ -104,11 +113,14 @@ func TestRulesOnSyntheticSamples(t *testing.T) {
 		want []string // rule ids, in order
 	}{
 		{"audit chain lock", map[string]float64{"postgres": 94, "certctl-server": 40, "k6-list-certificates": 20},
-			[]backend{{"active", wait("Lock:transactionid"), audit}, {"active", wait("Lock:tuple"), audit}, {"active", wait("LWLock:LockManager"), audit}, {"active", nil, "SELECT 1"}},
+			times(3, backend{"active", wait("Lock:transactionid"), audit}, backend{"active", wait("Lock:tuple"), audit}, backend{"active", wait("LWLock:LockManager"), audit}, backend{"active", nil, "SELECT 1"}),
 			[]string{"db-lock-contention", "top-statement", "certctl-issuance"}},
 		{"wal flushes on a busy machine", map[string]float64{"postgres": 97, "certctl-server": 50, "nginx": 40},
-			[]backend{{"active", wait("LWLock:WALWrite"), "COMMIT"}, {"active", wait("IO:WALSync"), "COMMIT"}, {"active", nil, audit}},
-			[]string{"host-cpu-saturated", "db-wal-flush", "top-statement", "certctl-issuance"}},
+			times(3, backend{"active", wait("LWLock:WALWrite"), "COMMIT"}, backend{"active", wait("IO:WALSync"), "COMMIT"}, backend{"active", nil, audit}),
+			[]string{"db-wal-flush", "host-cpu-saturated", "top-statement", "certctl-issuance"}},
+		{"waits without a queue", map[string]float64{"postgres": 40, "certctl-server": 30},
+			[]backend{{"active", wait("LWLock:WALWrite"), "COMMIT"}, {"active", nil, audit}},
+			[]string{"db-waits", "top-statement", "certctl-issuance", "headroom"}},
 		{"headroom", map[string]float64{"postgres": 12, "certctl-server": 20},
 			[]backend{{"idle in transaction", nil, "SELECT 1"}},
 			[]string{"top-statement", "certctl-issuance", "headroom"}},
@@ -129,7 +141,7 @@ func TestRulesOnSyntheticSamples(t *testing.T) {
 
 func TestTheAuditChainSentence(t *testing.T) {
 	d := Analyze(synthetic(t, map[string]float64{"postgres": 94, "certctl-server": 60},
-		[]backend{{"active", wait("Lock:transactionid"), audit}, {"active", wait("Lock:transactionid"), audit}, {"active", wait("Lock:tuple"), audit}, {"active", nil, "SELECT 1"}}))
+		times(3, backend{"active", wait("Lock:transactionid"), audit}, backend{"active", wait("Lock:transactionid"), audit}, backend{"active", wait("Lock:tuple"), audit}, backend{"active", nil, "SELECT 1"})))
 	want := "postgres at 94 % CPU; 75 % of sampled active backends waiting on locks (Lock:transactionid 50 %, Lock:tuple 25 %), 100 % of those in `INSERT INTO audit_events`"
 	if !strings.HasPrefix(d.Findings[0].Sentence, want) {
 		t.Fatalf("first finding:\n %s\nwant it to start\n %s", d.Findings[0].Sentence, want)

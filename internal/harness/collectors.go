@@ -40,16 +40,36 @@ func (r *Runner) startCollectors(ctx context.Context, compose Compose, dir strin
 	defer logf.Close()
 	uctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
-	code, err := compose.Run(uctx, logf, logf, "up", "--detach", "--no-deps", "--wait", "--wait-timeout", "45", collectorService)
+	code, err := compose.Run(uctx, logf, logf, "up", "--detach", "--no-deps", collectorService)
 	if err != nil || code != 0 {
 		r.logf("the collector did not start (docker compose up exit %d%s): the run goes on without database and metrics samples; see logs/up.log", code, errSuffix(err))
 		writeCollectorFailure(server, fmt.Sprintf("the collector container did not start (docker compose up exit %d); see logs/up.log and logs/stack.log", code))
+	} else if !waitFile(uctx, filepath.Join(server, collectorReady)) {
+		r.logf("the collector took no first sample within a minute: the load starts anyway; its log is in logs/stack.log")
 	}
+	os.Remove(filepath.Join(server, collectorReady))
 	return func() {
 		sctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
 		defer cancel()
 		compose.Run(sctx, io.Discard, io.Discard, "stop", "--timeout", "30", collectorService)
 		stopStats()
+	}
+}
+
+// collectorReady is the file the collector writes in server/ once it has its first samples
+// (COLLECT_READY_FILE in docker-compose.yml).
+const collectorReady = "collector.ready"
+
+func waitFile(ctx context.Context, path string) bool {
+	for {
+		if _, err := os.Stat(path); err == nil {
+			return true
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(100 * time.Millisecond):
+		}
 	}
 }
 
@@ -75,9 +95,9 @@ type ContainerSample struct {
 	Refresh int `json:"refresh"`
 }
 
-// sampleContainers streams `docker stats` (the engine's own sampling, about once a second, for every
-// running container and those that start later) into server/containers.jsonl, keeping the run's own
-// containers. The engine reads cgroups either way; this works wherever docker does, Docker Desktop too.
+// sampleContainers records every container's CPU and memory into server/containers.jsonl: from the
+// cgroup files where the host has them (sampleCgroups), else by streaming `docker stats`, which works
+// wherever docker does (Docker Desktop too) but costs the engine more.
 func (r *Runner) sampleContainers(server string) (stop func()) {
 	f, err := createFile(filepath.Join(server, collector.ContainersFile))
 	if err != nil {
@@ -85,6 +105,19 @@ func (r *Runner) sampleContainers(server string) (stop func()) {
 		return func() {}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
+	lw := &lockedWriter{w: f}
+	if ok, n := r.sampleCgroups(ctx, lw); ok {
+		return func() {
+			cancel()
+			lw.Lock()
+			defer lw.Unlock()
+			lw.closed = true
+			f.Close()
+			if *n == 0 {
+				r.logf("the containers' cgroups gave no sample: the diagnosis has no CPU figures")
+			}
+		}
+	}
 	w := &statsWriter{out: f, project: r.Cfg.Project, now: r.Now}
 	done := make(chan struct{})
 	var errb bytes.Buffer
@@ -101,6 +134,22 @@ func (r *Runner) sampleContainers(server string) (stop func()) {
 			r.logf("docker stats gave no sample of the stack's containers (%s): the diagnosis has no CPU figures", firstLine(errb.String(), nil))
 		}
 	}
+}
+
+// lockedWriter lets stop close the file only once the sampler is not writing.
+type lockedWriter struct {
+	sync.Mutex
+	w      io.Writer
+	closed bool
+}
+
+func (l *lockedWriter) Write(b []byte) (int, error) {
+	l.Lock()
+	defer l.Unlock()
+	if l.closed {
+		return len(b), nil // the run is over: a last sample has nowhere to go
+	}
+	return l.w.Write(b)
 }
 
 // statsWriter turns docker stats' lines into ContainerSample lines. Between refreshes docker stats

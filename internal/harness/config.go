@@ -332,6 +332,14 @@ func (c *Config) loadK6Outputs(get getter) error {
 	default:
 		return fmt.Errorf("DIAGNOSIS=%q: use true (sample certctl's database, metrics and containers beside the load, and say where the time went) or false", v)
 	}
+	switch v := get("PG_STAT_STATEMENTS", KnobDefault("PG_STAT_STATEMENTS")); v {
+	case "false":
+		c.Env["PG_SHARED_PRELOAD"], c.Env["COLLECT_STATEMENTS"] = "", "off"
+	case "true":
+		c.Env["PG_SHARED_PRELOAD"], c.Env["COLLECT_STATEMENTS"] = "pg_stat_statements", "on"
+	default:
+		return fmt.Errorf("PG_STAT_STATEMENTS=%q: use true (load pg_stat_statements: the diagnosis's statements by total time, at a cost to certctl's latency) or false", v)
+	}
 	switch v := get("OBSERVABILITY", KnobDefault("OBSERVABILITY")); v {
 	case "false":
 	case "true":

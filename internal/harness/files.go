@@ -60,7 +60,7 @@ func makeRunDir(dir string, owner Owner, extraK6Dirs ...string) error {
 		return err
 	}
 	dirs := []string{dir}
-	for _, d := range append([]string{"scenarios", "dashboard", "raw", "logs", "server"}, extraK6Dirs...) {
+	for _, d := range append([]string{"scenarios", "dashboard", "raw", "logs"}, extraK6Dirs...) {
 		p := filepath.Join(dir, d)
 		if err := os.Mkdir(p, 0o755); err != nil {
 			return err

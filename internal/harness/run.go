@@ -204,6 +204,9 @@ func (r *Runner) extraK6Dirs() []string {
 	if r.Cfg.Spotcheck {
 		return []string{"spotchecks"} // each spot check's own record (k6/spotcheck)
 	}
+	if r.Cfg.Diagnosis {
+		return []string{"server"} // the collector's samples: it runs as the owner too
+	}
 	return nil
 }
 
