@@ -347,7 +347,7 @@ func (d *database) sources(ctx context.Context, cfg Config, logf func(string, ..
 }
 
 // StatementsOffReason is the pg_statements source's reason when the harness left pg_stat_statements out.
-const StatementsOffReason = "off (PG_STAT_STATEMENTS=false, the default: it slows certctl down; statement shares come from the activity samples)"
+const StatementsOffReason = "off (PG_STAT_STATEMENTS=false; the statements' shares come from the activity samples)"
 
 func pgReason(err error) string {
 	var pe *pgwire.Error
@@ -396,10 +396,12 @@ func metricsSource(cfg Config) *source {
 		if resp.StatusCode != http.StatusOK {
 			return nil, fmt.Errorf("GET %s answered %s", cfg.MetricsURL, resp.Status)
 		}
+		// How long certctl took to answer: its metrics are computed on request, from the database.
 		return json.Marshal(struct {
 			At      time.Time          `json:"at"`
+			TookMS  float64            `json:"took_ms"`
 			Samples map[string]float64 `json:"samples"`
-		}{at, ParseProm(body)})
+		}{at, float64(time.Since(at).Microseconds()) / 1000, ParseProm(body)})
 	}
 	return s
 }

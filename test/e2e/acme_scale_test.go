@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"certctl-loadtest/internal/diagnosis"
 	"certctl-loadtest/internal/report"
 )
 
@@ -23,7 +24,8 @@ func TestACMEFlow(t *testing.T) {
 	}{
 		// 20/s: the e2e suite runs three stacks at once on 2 cores, and the real certctl shares them; at
 		// 100/s beside two others the per-endpoint p95 budgets (300, 500 ms) break on CPU alone.
-		{"green", []string{"RATE_ACME_FLOW=20"}, 0, nil},
+		// Without pg_stat_statements the diagnosis says so, and names statements from the activity samples.
+		{"green", []string{"RATE_ACME_FLOW=20", "PG_STAT_STATEMENTS=false"}, 0, nil},
 		{
 			// 900 ms on each ACME endpoint: past every per-endpoint p95 budget (500, 300, 800 ms).
 			"endpoint latency", []string{"FAULT_LATENCY=900ms", "FAULT_ROUTE=" + acmeRoutes, "RATE_ACME_FLOW=10", "PRE_VUS=100"}, 99,
@@ -39,8 +41,23 @@ func TestACMEFlow(t *testing.T) {
 			r := loadtestRun(t, stackEnv(t, append([]string{"TIER=acme"}, c.env...)...))
 			wantCode(t, r, c.code)
 			wantThresholds(t, r, "acme_flow", c.fail...)
+			if c.name == "green" {
+				d := r.summary.Diagnosis
+				if d == nil || len(d.Statements) != 0 || !hasRule(d.Findings, "source-unavailable") {
+					t.Errorf("PG_STAT_STATEMENTS=false: diagnosis %+v", d)
+				}
+			}
 		})
 	}
+}
+
+func hasRule(fs []diagnosis.Finding, rule string) bool {
+	for _, f := range fs {
+		if f.Rule == rule {
+			return true
+		}
+	}
+	return false
 }
 
 // The three scale scenarios against the real certctl, side by side in each run (their budgets are

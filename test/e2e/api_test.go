@@ -106,15 +106,16 @@ func assertDiagnosis(t *testing.T, dir string, s report.Summary) {
 		t.Fatal("summary.json has no diagnosis")
 	}
 	for _, src := range d.Sources {
-		if src.Status != "ok" || src.Samples == 0 {
+		switch {
+		case src.Status != "ok" || src.Samples == 0:
 			t.Errorf("collector source %+v: want ok with samples", src)
 		}
 	}
 	if len(d.Sources) != 5 {
 		t.Errorf("%d sources, want containers, pg_activity, pg_statements, pg_database, certctl_metrics", len(d.Sources))
 	}
-	if len(d.Findings) == 0 || len(d.Containers) == 0 || len(d.Statements) == 0 || d.ActivitySample == 0 {
-		t.Errorf("diagnosis findings %v, %d containers, %d statements, %d activity samples", d.Findings, len(d.Containers), len(d.Statements), d.ActivitySample)
+	if len(d.Findings) == 0 || len(d.Containers) == 0 || d.ActivitySample == 0 || len(d.DatabaseDelta) == 0 || len(d.Metrics) == 0 || len(d.Statements) == 0 {
+		t.Errorf("diagnosis findings %v, %d containers, %d activity samples, database delta %v, %d metrics, %d statements", d.Findings, len(d.Containers), d.ActivitySample, d.DatabaseDelta, len(d.Metrics), len(d.Statements))
 	}
 	svcs := map[string]bool{}
 	for _, c := range d.Containers {
