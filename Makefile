@@ -91,7 +91,7 @@ lint-workflows: ## Lint the GitHub workflows (actionlint, pinned in go.mod)
 test-unit: ## Go unit tests: config, report (golden files), docs tables, the stand-ins, seeds on certctl's migrated schema, the live view's compose file
 	go test -count=1 ./cmd/... ./internal/... ./test/seed/ ./test/observability/
 
-test-browser: ## A run's index.html in headless Chromium (make deps installs it): verdict, every scenario, links only to files of the run, nothing from the network
+test-browser: ## A run's index.html in headless Chromium (make deps installs it): verdict, every scenario, every diagnosis chart drawn, links only to files of the run, nothing from the network
 	go test -count=1 ./test/browser/
 
 test-k6: ## k6 library modules tested under k6 itself
