@@ -361,9 +361,10 @@ func TestDefaultJob(t *testing.T) {
 			t.Errorf("the job ran %q; want %q in that order, Verdict last", steps, order)
 		}
 		wantOutput(t, r, `\[loadtest/tiers api[^]]*\]\s+✅  Success - Main Write the job summary`)
-		// Every stack needs netguard's (stack-net: no route out); the API tier needs no other of ours.
-		if m := regexp.MustCompile(`building our own images: (.*)`).FindStringSubmatch(r.output); m != nil && strings.TrimSpace(m[1]) != "stack-net" {
-			t.Errorf("images of ours built for the API tier: %s; it needs stack-net's only", m[1])
+		// Every stack needs netguard's (stack-net: no route out) and the collector (DIAGNOSIS); the API
+		// tier needs no other of ours.
+		if m := regexp.MustCompile(`building our own images: (.*)`).FindStringSubmatch(r.output); m != nil && strings.TrimSpace(m[1]) != "collector, stack-net" {
+			t.Errorf("images of ours built for the API tier: %s; it needs the collector's and stack-net's only", m[1])
 		}
 		_, s := artifact(t, r, r.runIDOf("api"), completeRun...)
 		if !s.Passed || s.ExitCode != 0 {
@@ -405,7 +406,7 @@ func TestConnectorTierBuildsTheF5Image(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("act exited %d; want 0:\n%s", r.code, r.output)
 	}
-	wantOutput(t, r, `loadtest: building our own images: f5\b`)
+	wantOutput(t, r, `loadtest: building our own images: collector, f5, stack-net\b`)
 	_, s := artifact(t, r, r.runIDOf("connector"), completeRun...)
 	if !s.Passed {
 		t.Errorf("connector tier: exit code %d, want a passed run", s.ExitCode)
