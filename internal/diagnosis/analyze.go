@@ -212,7 +212,14 @@ func (d *Diagnosis) containers(server string, in Input, f facts) {
 		d.Containers = append(d.Containers, u)
 		f["cpu."+svc] = u.CPUMeanPct
 	}
-	sort.Slice(d.Containers, func(i, j int) bool { return d.Containers[i].CPUMeanPct > d.Containers[j].CPUMeanPct })
+	// Busiest first; equal ones by name, so a re-rendered summary reads the same.
+	sort.Slice(d.Containers, func(i, j int) bool {
+		a, b := d.Containers[i], d.Containers[j]
+		if a.CPUMeanPct != b.CPUMeanPct {
+			return a.CPUMeanPct > b.CPUMeanPct
+		}
+		return a.Service < b.Service
+	})
 	if len(d.Containers) > 0 {
 		f["top.service"] = d.Containers[0].Service
 		f["top.cpu_pct"] = d.Containers[0].CPUMeanPct
@@ -241,8 +248,18 @@ type statusFile struct {
 	CPUSeconds *float64 `json:"cpu_s"`
 }
 
-func (d *Diagnosis) collectorStatus(server string) map[string]Source {
-	out := map[string]Source{}
+// sources is each collector source's outcome by name, from collector.json.
+type sources map[string]Source
+
+func (s sources) get(name string) Source {
+	if src, ok := s[name]; ok {
+		return src
+	}
+	return Source{Name: name, Status: "not available", Reason: "not in collector.json"}
+}
+
+func (d *Diagnosis) collectorStatus(server string) sources {
+	out := sources{}
 	b, err := os.ReadFile(filepath.Join(server, "collector.json"))
 	var st statusFile
 	if err != nil || json.Unmarshal(b, &st) != nil {
@@ -314,11 +331,8 @@ func ShortQuery(q string) string {
 	return q
 }
 
-func (d *Diagnosis) activity(server string, status map[string]Source, f facts) {
-	src := status["pg_activity"]
-	if src.Name == "" {
-		src = Source{Name: "pg_activity", Status: "not available", Reason: "not in collector.json"}
-	}
+func (d *Diagnosis) activity(server string, status sources, f facts) {
+	src := status.get("pg_activity")
 	defer func() { d.Sources = append(d.Sources, src) }()
 	if src.Status != "ok" {
 		return
@@ -439,6 +453,23 @@ func shares(m map[string]int, total, top int) []Share {
 	return out
 }
 
+// snapshots keeps the two samples of a counter source that bound the window: the last one at or before
+// its start (else the first), and the first one after its end (else the last). Their difference is the
+// window's.
+type snapshots[T any] struct {
+	first, last *T
+	lastAt      time.Time
+}
+
+func (s *snapshots[T]) see(w Window, at time.Time, v T) {
+	if !at.After(w.From) || s.first == nil {
+		s.first = &v
+	}
+	if s.last == nil || !s.lastAt.After(w.To) || w.To.IsZero() {
+		s.last, s.lastAt = &v, at
+	}
+}
+
 type statementsLine struct {
 	At         time.Time `json:"at"`
 	Statements []struct {
@@ -452,29 +483,21 @@ type statementsLine struct {
 
 // statements: what pg_stat_statements counted between the snapshots around the window (it was reset as
 // the collector started, just before the load).
-func (d *Diagnosis) statements(server string, status map[string]Source, f facts) {
-	src := status["pg_statements"]
-	if src.Name == "" {
-		src = Source{Name: "pg_statements", Status: "not available", Reason: "not in collector.json"}
-	}
+func (d *Diagnosis) statements(server string, status sources, f facts) {
+	src := status.get("pg_statements")
 	defer func() { d.Sources = append(d.Sources, src) }()
 	if src.Status != "ok" {
 		return
 	}
-	var first, last *statementsLine
+	var around snapshots[statementsLine]
 	readLines(filepath.Join(server, "pg_statements.jsonl"), func(b []byte) {
 		var l statementsLine
 		if json.Unmarshal(b, &l) != nil {
 			return
 		}
-		// The last snapshot at or before the window's start, and the first after its end.
-		if !l.At.After(d.Window.From) || first == nil {
-			first = &l
-		}
-		if last == nil || !last.At.After(d.Window.To) || d.Window.To.IsZero() {
-			last = &l
-		}
+		around.see(d.Window, l.At, l)
 	})
+	first, last := around.first, around.last
 	if last == nil {
 		return
 	}
@@ -520,32 +543,25 @@ type databaseLine struct {
 	LocksWaiting float64            `json:"locks_waiting"`
 }
 
-func (d *Diagnosis) database(server string, status map[string]Source, f facts) {
-	src := status["pg_database"]
-	if src.Name == "" {
-		src = Source{Name: "pg_database", Status: "not available", Reason: "not in collector.json"}
-	}
+func (d *Diagnosis) database(server string, status sources, f facts) {
+	src := status.get("pg_database")
 	defer func() { d.Sources = append(d.Sources, src) }()
 	if src.Status != "ok" {
 		return
 	}
-	var first, last *databaseLine
+	var around snapshots[databaseLine]
 	maxWaiting := 0.0
 	readLines(filepath.Join(server, "pg_database.jsonl"), func(b []byte) {
 		var l databaseLine
 		if json.Unmarshal(b, &l) != nil {
 			return
 		}
-		if !l.At.After(d.Window.From) || first == nil {
-			first = &l
-		}
-		if last == nil || !last.At.After(d.Window.To) || d.Window.To.IsZero() {
-			last = &l
-		}
+		around.see(d.Window, l.At, l)
 		if d.Window.contains(l.At) && l.LocksWaiting > maxWaiting {
 			maxWaiting = l.LocksWaiting
 		}
 	})
+	first, last := around.first, around.last
 	if first == nil || last == nil || first == last {
 		return
 	}
@@ -581,28 +597,21 @@ var leRE = regexp.MustCompile(`,?le="([^"]+)"`)
 
 // metrics: certctl's counters that moved over the window, and its histograms' quantiles from their
 // bucket deltas.
-func (d *Diagnosis) metrics(server string, status map[string]Source, f facts) {
-	src := status["certctl_metrics"]
-	if src.Name == "" {
-		src = Source{Name: "certctl_metrics", Status: "not available", Reason: "not in collector.json"}
-	}
+func (d *Diagnosis) metrics(server string, status sources, f facts) {
+	src := status.get("certctl_metrics")
 	defer func() { d.Sources = append(d.Sources, src) }()
 	if src.Status != "ok" {
 		return
 	}
-	var first, last *metricsLine
+	var around snapshots[metricsLine]
 	readLines(filepath.Join(server, "certctl_metrics.jsonl"), func(b []byte) {
 		var l metricsLine
 		if json.Unmarshal(b, &l) != nil {
 			return
 		}
-		if !l.At.After(d.Window.From) || first == nil {
-			first = &l
-		}
-		if last == nil || !last.At.After(d.Window.To) || d.Window.To.IsZero() {
-			last = &l
-		}
+		around.see(d.Window, l.At, l)
 	})
+	first, last := around.first, around.last
 	if first == nil || last == nil || first == last {
 		return
 	}

@@ -67,7 +67,7 @@ func synthetic(t *testing.T, cpu map[string]float64, mix []backend) Input {
 		if s%5 == 0 {
 			dl = append(dl, map[string]any{"at": at, "db": map[string]float64{"xact_commit": float64(s * 100), "deadlocks": 0, "temp_files": 0}, "locks_waiting": 1})
 			ml = append(ml, map[string]any{"at": at, "samples": map[string]float64{
-				"certctl_issuance_total": float64(s * 2),
+				"certctl_issuance_total":                              float64(s * 2),
 				`certctl_issuance_duration_seconds_bucket{le="0.01"}`: float64(s),
 				`certctl_issuance_duration_seconds_bucket{le="0.1"}`:  float64(s * 2),
 				`certctl_issuance_duration_seconds_bucket{le="+Inf"}`: float64(s * 2),
