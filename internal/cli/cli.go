@@ -33,6 +33,13 @@ var usage = `usage:
                              print the run's summary as Markdown (the workflow's job summary); the exit
                              code bin/loadtest run returned stands in when the run wrote no summary.json;
                              exits 0 whatever it finds
+  loadtest compare [--format text|markdown|json] [--noise F] [--tolerance F] [--out DIR] OLD NEW
+                             set two sets of runs side by side, scenario by scenario: percentiles and
+                             error rate with 95 % intervals (bootstrap over runs and 10 s blocks of
+                             requests from raw/), ~ for a change inside the noise (default 0.10), and
+                             the diagnosis's cause; OLD and NEW are each [label=]run-dir[,run-dir...];
+                             exits 1 when a metric is significantly worse by more than the tolerance
+                             (default 0), 2 on bad input; --out writes compare.json, .txt and .md
   loadtest check             validate the configuration and print the plan: each selected scenario's
                              load as k6 inspect resolves it, and the load's wall time
   loadtest docs [--check]    regenerate the tables the docs carry from the code (--check: fail if stale)
@@ -79,6 +86,8 @@ func Main(ctx context.Context, e Env) int {
 		return reportCmd(e, args)
 	case "docs":
 		return docsCmd(ctx, e, args)
+	case "compare":
+		return compareCmd(e, args)
 	default:
 		fmt.Fprintf(e.Stderr, "loadtest: unknown command %q\n%s", cmd, usage)
 		return harness.ExitBadInput

@@ -1,0 +1,114 @@
+package cli
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"certctl-loadtest/internal/compare"
+	"certctl-loadtest/internal/harness"
+)
+
+// ExitRegressed is compare's code for a significant regression beyond the tolerance.
+const ExitRegressed = 1
+
+// compareCmd: loadtest compare [flags] OLD NEW, each side [label=]dir[,dir...].
+func compareCmd(e Env, args []string) int {
+	flags := flag.NewFlagSet("compare", flag.ContinueOnError)
+	flags.SetOutput(io.Discard)
+	format := flags.String("format", "text", "")
+	noise := flags.Float64("noise", 0.10, "")
+	tolerance := flags.Float64("tolerance", 0, "")
+	out := flags.String("out", "", "")
+	if err := flags.Parse(args); err != nil {
+		fmt.Fprintf(e.Stderr, "loadtest: compare: %v\n%s", err, usage)
+		return harness.ExitBadInput
+	}
+	if flags.NArg() != 2 {
+		fmt.Fprintf(e.Stderr, "loadtest: compare takes two sides, OLD and NEW, each [label=]run-dir[,run-dir...]; got %d\n", flags.NArg())
+		return harness.ExitBadInput
+	}
+	if *noise < 0 || *noise >= 1 || *tolerance < 0 {
+		fmt.Fprintf(e.Stderr, "loadtest: compare: --noise is a fraction in [0, 1) and --tolerance a fraction ≥ 0 (0.1 = 10 %%); got %g and %g\n", *noise, *tolerance)
+		return harness.ExitBadInput
+	}
+	render := map[string]func(compare.Result) string{"text": compare.Text, "markdown": compare.Markdown, "json": func(r compare.Result) string {
+		b, _ := compare.JSON(r)
+		return string(b)
+	}}[*format]
+	if render == nil {
+		fmt.Fprintf(e.Stderr, "loadtest: compare --format %q: use text, markdown or json\n", *format)
+		return harness.ExitBadInput
+	}
+	var sides [2]compare.Side
+	for i := range sides {
+		s, err := parseSide(flags.Arg(i))
+		if err != nil {
+			fmt.Fprintf(e.Stderr, "loadtest: compare: %v\n", err)
+			return harness.ExitBadInput
+		}
+		sides[i] = s
+	}
+	res, err := compare.Compare(sides[0], sides[1], compare.Options{Noise: *noise, Tolerance: *tolerance})
+	if err != nil {
+		fmt.Fprintf(e.Stderr, "loadtest: compare: %v\n", err)
+		return harness.ExitBadInput
+	}
+	if *out != "" {
+		if err := writeComparison(*out, res); err != nil {
+			fmt.Fprintf(e.Stderr, "loadtest: compare: %v\n", err)
+			return harness.ExitEnvironment
+		}
+	}
+	fmt.Fprint(e.Stdout, render(res))
+	if res.Verdict == "regressed" {
+		return ExitRegressed
+	}
+	return harness.ExitOK
+}
+
+// parseSide reads [label=]dir[,dir...]; a label holds no slash, so a path with "=" in it still reads.
+func parseSide(arg string) (compare.Side, error) {
+	var s compare.Side
+	if l, rest, ok := strings.Cut(arg, "="); ok && !strings.Contains(l, "/") {
+		s.Label, arg = l, rest
+	}
+	for _, d := range strings.Split(arg, ",") {
+		if d == "" {
+			continue
+		}
+		if resolved, err := filepath.EvalSymlinks(d); err == nil {
+			d = resolved
+		}
+		_, errRun := os.Stat(filepath.Join(d, "run.json"))
+		_, errSum := os.Stat(filepath.Join(d, "summary.json"))
+		if errRun != nil && errSum != nil {
+			return s, fmt.Errorf("%s is not a run directory (no summary.json, no run.json)", d)
+		}
+		s.Dirs = append(s.Dirs, d)
+	}
+	if len(s.Dirs) == 0 {
+		return s, fmt.Errorf("%q names no run directory", arg)
+	}
+	return s, nil
+}
+
+// writeComparison writes compare.json, compare.txt and compare.md into dir.
+func writeComparison(dir string, r compare.Result) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	b, err := compare.JSON(r)
+	if err != nil {
+		return err
+	}
+	for name, body := range map[string]string{"compare.json": string(b), "compare.txt": compare.Text(r), "compare.md": compare.Markdown(r)} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}

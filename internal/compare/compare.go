@@ -1,0 +1,548 @@
+// Package compare sets two sets of runs side by side, scenario by scenario, and says which changes are
+// larger than the runs' own noise: benchstat's idea (labelled inputs, "~" inside the noise) for k6 runs,
+// with the statistics on per-request samples (stats.go) and, when the runs recorded it, the server side's
+// account of where the time went.
+package compare
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"certctl-loadtest/internal/report"
+)
+
+const Schema = "certctl-loadtest/compare@1"
+
+// Side is one set of runs: their directories and the name the report gives them.
+type Side struct {
+	Label string
+	Dirs  []string
+}
+
+// Options are the judgement's knobs.
+type Options struct {
+	// Noise is the smallest relative change called significant, whatever the interval: below it two
+	// runs of one build differ on this kind of machine. 0.10 by default.
+	Noise float64
+	// Tolerance is how much worse a significant change may be before the comparison fails: 0 fails on
+	// every significant regression.
+	Tolerance float64
+	Draws     int    // bootstrap replicates, 2000 by default
+	Seed      uint64 // of the bootstrap, fixed so that a comparison reads the same every time
+}
+
+func (o *Options) defaults() {
+	if o.Noise == 0 {
+		o.Noise = 0.10
+	}
+	if o.Draws == 0 {
+		o.Draws = 2000
+	}
+	if o.Seed == 0 {
+		o.Seed = 1
+	}
+}
+
+// Result is the comparison: compare.json.
+type Result struct {
+	Schema    string     `json:"schema"`
+	Old       SideInfo   `json:"old"`
+	New       SideInfo   `json:"new"`
+	Noise     float64    `json:"noise"`
+	Tolerance float64    `json:"tolerance"`
+	Block     float64    `json:"block_s"`
+	Warnings  []string   `json:"warnings"`
+	Rows      []Row      `json:"rows"`
+	Cause     *Cause     `json:"cause,omitempty"`
+	Verdict   string     `json:"verdict"` // regressed | changed | no significant change
+	Regressed []string   `json:"regressed"`
+	Loads     []LoadPair `json:"loads"`
+}
+
+// SideInfo says what ran on a side.
+type SideInfo struct {
+	Label string    `json:"label"`
+	Runs  []RunInfo `json:"runs"`
+}
+
+type RunInfo struct {
+	Dir       string    `json:"dir"`
+	RunID     string    `json:"run_id"`
+	StartedAt time.Time `json:"started_at"`
+	Certctl   string    `json:"certctl"`
+	ServerSHA string    `json:"server_sha256,omitempty"`
+	CPUs      int       `json:"cpus"`
+	Command   string    `json:"command"`
+	Passed    bool      `json:"passed"`
+}
+
+// LoadPair is a scenario's load on each side, summed over the side's runs.
+type LoadPair struct {
+	Scenario string `json:"scenario"`
+	Old      Load   `json:"old"`
+	New      Load   `json:"new"`
+}
+
+type Load struct {
+	TargetPerS   float64 `json:"target_per_s"`
+	AchievedPerS float64 `json:"achieved_per_s"`
+	Requests     float64 `json:"requests"`
+	Dropped      float64 `json:"dropped_iterations"`
+	DurationS    float64 `json:"duration_s"`
+}
+
+// Row is one metric of one scenario (or one of its endpoints).
+type Row struct {
+	Scenario string  `json:"scenario"` // with "/endpoint" for an endpoint's own row
+	Metric   string  `json:"metric"`   // p50 | p95 | p99 | error rate
+	Old      float64 `json:"old"`
+	New      float64 `json:"new"`
+	// Change is new/old for a percentile, new−old (a share) for the error rate; Low and High bound it.
+	Change  float64  `json:"change"`
+	Low     *float64 `json:"low,omitempty"`
+	High    *float64 `json:"high,omitempty"`
+	Verdict string   `json:"verdict"` // worse | better | ~ | no samples
+	Fails   bool     `json:"fails"`
+	Samples [2]int   `json:"samples"` // requests behind old and new
+}
+
+// Compare reads both sides' runs and compares them.
+func Compare(old, new Side, o Options) (Result, error) {
+	o.defaults()
+	res := Result{Schema: Schema, Noise: o.Noise, Tolerance: o.Tolerance, Warnings: []string{}, Regressed: []string{}, Rows: []Row{}, Loads: []LoadPair{}}
+	sides := [2]loaded{}
+	for i, s := range []Side{old, new} {
+		l, err := load(s)
+		if err != nil {
+			return res, err
+		}
+		sides[i] = l
+	}
+	labelSides(&sides, old.Label, new.Label)
+	res.Old, res.New = sides[0].info, sides[1].info
+	res.Warnings = append(res.Warnings, warnings(sides)...)
+
+	rng := newRand(o.Seed)
+	for _, name := range scenarioNames(sides) {
+		a, b := sides[0].scenarios[name], sides[1].scenarios[name]
+		if a == nil || b == nil {
+			continue
+		}
+		res.Loads = append(res.Loads, LoadPair{Scenario: name, Old: a.load, New: b.load})
+		rows, block, missing := compareScenario(name, a, b, o, rng)
+		if block > 0 && (res.Block == 0 || block < res.Block) {
+			res.Block = block
+		}
+		if missing != "" {
+			res.Warnings = append(res.Warnings, missing)
+		}
+		res.Rows = append(res.Rows, rows...)
+	}
+	for i := range res.Rows {
+		sanitize(&res.Rows[i])
+	}
+	res.Cause = cause(sides)
+	res.Verdict = "no significant change"
+	for _, r := range res.Rows {
+		if r.Verdict == "worse" || r.Verdict == "better" {
+			res.Verdict = "changed"
+		}
+	}
+	res.Regressed = regressed(res.Rows)
+	if len(res.Regressed) > 0 {
+		res.Verdict = "regressed"
+	}
+	return res, nil
+}
+
+// regressed says which scenarios failed and by how much, one entry a scenario; an endpoint's rows only
+// when its scenario's own did not fail.
+func regressed(rows []Row) []string {
+	var order []string
+	by := map[string][]string{}
+	for _, r := range rows {
+		if !r.Fails {
+			continue
+		}
+		top, _, _ := strings.Cut(r.Scenario, "/")
+		if r.Scenario != top && len(by[top]) > 0 {
+			continue
+		}
+		if by[r.Scenario] == nil {
+			order = append(order, r.Scenario)
+		}
+		by[r.Scenario] = append(by[r.Scenario], r.Metric+" "+changeText(r))
+	}
+	out := []string{}
+	for _, sc := range order {
+		out = append(out, sc+" "+strings.Join(by[sc], ", "))
+	}
+	return out
+}
+
+// loaded is a side read from disk.
+type loaded struct {
+	info      SideInfo
+	summaries []report.Summary
+	scenarios map[string]*scenarioRuns
+}
+
+// scenarioRuns is one scenario across a side's runs.
+type scenarioRuns struct {
+	tier    string
+	records []*report.Record
+	raw     []string // per run, "" when the run kept no raw samples
+	load    Load
+}
+
+func load(s Side) (loaded, error) {
+	l := loaded{info: SideInfo{Label: s.Label}, scenarios: map[string]*scenarioRuns{}}
+	if len(s.Dirs) == 0 {
+		return l, fmt.Errorf("no runs given for %s", s.Label)
+	}
+	for _, dir := range s.Dirs {
+		sum, err := readSummary(dir)
+		if err != nil {
+			return l, err
+		}
+		l.summaries = append(l.summaries, sum)
+		certctl := sum.Run.Certctl.Build
+		if certctl == "" {
+			certctl = sum.Run.Certctl.Image
+		}
+		l.info.Runs = append(l.info.Runs, RunInfo{
+			Dir: dir, RunID: sum.RunID, StartedAt: sum.Run.StartedAt, Certctl: certctl, ServerSHA: sum.Run.Certctl.ServerSHA256,
+			CPUs: sum.Run.Host.CPUs, Command: sum.Run.Command, Passed: sum.Passed,
+		})
+		for _, sc := range sum.Scenarios {
+			if sc.Record == nil {
+				continue
+			}
+			r := l.scenarios[sc.Name]
+			if r == nil {
+				r = &scenarioRuns{tier: sc.Tier}
+				l.scenarios[sc.Name] = r
+			}
+			// A scenario missing from some runs compares over the runs that have it.
+			r.records = append(r.records, sc.Record)
+			r.raw = append(r.raw, rawPath(dir, sc.Name))
+			rec := sc.Record
+			r.load.TargetPerS += rec.TargetRatePerS
+			r.load.AchievedPerS += rec.AchievedRatePerS
+			r.load.Requests += rec.Requests
+			r.load.Dropped += rec.DroppedIterations
+			r.load.DurationS += rec.DurationS
+		}
+	}
+	for _, r := range l.scenarios {
+		k := float64(len(r.records))
+		r.load.TargetPerS, r.load.AchievedPerS, r.load.DurationS = round(r.load.TargetPerS/k, 2), round(r.load.AchievedPerS/k, 2), round(r.load.DurationS/k, 1)
+	}
+	return l, nil
+}
+
+// readSummary is the run's own summary.json, what it judged and diagnosed when it ran (a downloaded
+// artifact or a recorded baseline need not carry the server/ files a re-assembly reads); a run that wrote
+// none is assembled from its records.
+func readSummary(dir string) (report.Summary, error) {
+	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+	if err != nil {
+		return report.Load(dir)
+	}
+	var s report.Summary
+	if err := json.Unmarshal(b, &s); err != nil {
+		return s, fmt.Errorf("%s: %w", filepath.Join(dir, "summary.json"), err)
+	}
+	if s.Schema != report.SummarySchema {
+		return s, fmt.Errorf("%s: schema %q, want %q", filepath.Join(dir, "summary.json"), s.Schema, report.SummarySchema)
+	}
+	return s, nil
+}
+
+// labelSides names each side after the certctl it ran, unless the caller named it: the build's folder
+// (v2.1.7) or the image's tag; "old" and "new" when both would read the same.
+func labelSides(s *[2]loaded, oldLabel, newLabel string) {
+	name := func(l loaded) string {
+		if len(l.info.Runs) == 0 {
+			return ""
+		}
+		c := l.info.Runs[0].Certctl
+		if strings.Contains(c, "/") && !strings.Contains(filepath.Base(c), ":") {
+			return filepath.Base(c)
+		}
+		if i := strings.LastIndex(c, ":"); i >= 0 {
+			return c[i+1:]
+		}
+		return c
+	}
+	labels := [2]string{oldLabel, newLabel}
+	for i := range labels {
+		if labels[i] == "" {
+			labels[i] = name(s[i])
+		}
+	}
+	if labels[0] == labels[1] && (oldLabel == "" || newLabel == "") {
+		if labels[0] == "" {
+			labels = [2]string{"old", "new"}
+		} else {
+			labels = [2]string{"old " + labels[0], "new " + labels[1]}
+		}
+	}
+	s[0].info.Label, s[1].info.Label = labels[0], labels[1]
+}
+
+func scenarioNames(s [2]loaded) []string {
+	var names []string
+	for _, l := range s {
+		for n := range l.scenarios {
+			if !slices.Contains(names, n) {
+				names = append(names, n)
+			}
+		}
+	}
+	sort.Strings(names)
+	return names
+}
+
+// compareScenario compares one scenario's percentiles, per endpoint too, and its error rate.
+func compareScenario(name string, a, b *scenarioRuns, o Options, rng *rand.Rand) (rows []Row, block float64, missing string) {
+	metric := a.records[0].LatencyMetric
+	read := func(s *scenarioRuns) ([]samples, bool) {
+		var out []samples
+		for _, p := range s.raw {
+			if p == "" {
+				return nil, false
+			}
+			ss, err := readSamples(p, metric)
+			if err != nil || len(ss[""]) == 0 {
+				return nil, false
+			}
+			out = append(out, ss)
+		}
+		return out, true
+	}
+	sa, okA := read(a)
+	sb, okB := read(b)
+	if !okA || !okB {
+		return summaryRows(name, a, b), 0, fmt.Sprintf("%s: a run without raw samples (raw/%s.json.gz): its figures are shown from the summaries, not tested", name, name)
+	}
+	groups := []string{""}
+	for g := range sa[0] {
+		if g != "" && sb[0][g] != nil {
+			groups = append(groups, g)
+		}
+	}
+	sort.Strings(groups[1:])
+	for _, g := range groups {
+		ra, rb := groupRuns(sa, g), groupRuns(sb, g)
+		bl := blockLength(append(append([][]sample(nil), ra...), rb...))
+		if g == "" {
+			block = bl
+		}
+		ba, bb := blocksAll(ra, bl), blocksAll(rb, bl)
+		lo, hi := binRange(ba, bb)
+		ea, eb := pooled(ra), pooled(rb)
+		repA := bootstrap(ba, o.Draws, rng, lo, hi)
+		repB := bootstrap(bb, o.Draws, rng, lo, hi)
+		label := name
+		if g != "" {
+			_, ep, _ := strings.Cut(g, "=")
+			label = name + "/" + ep
+		}
+		for qi, p := range quantiles {
+			ratios := make([]float64, o.Draws)
+			for d := range ratios {
+				ratios[d] = repB.q[qi][d] / repA.q[qi][d]
+			}
+			low, high := interval(ratios)
+			r := Row{Scenario: label, Metric: fmt.Sprintf("p%d", int(math.Round(p*100))), Old: round(ea.q[qi], 2), New: round(eb.q[qi], 2),
+				Change: round(eb.q[qi]/ea.q[qi], 3), Low: ptr(round(low, 3)), High: ptr(round(high, 3)), Samples: [2]int{ea.n - ea.failed, eb.n - eb.failed}}
+			judgeRatio(&r, o)
+			rows = append(rows, r)
+		}
+		if g != "" {
+			continue
+		}
+		diffs := make([]float64, o.Draws)
+		for d := range diffs {
+			diffs[d] = repB.err[d] - repA.err[d]
+		}
+		low, high := interval(diffs)
+		r := Row{Scenario: label, Metric: "error rate", Old: round(ea.errorRate(), 5), New: round(eb.errorRate(), 5),
+			Change: round(eb.errorRate()-ea.errorRate(), 5), Low: ptr(round(low, 5)), High: ptr(round(high, 5)), Samples: [2]int{ea.n, eb.n}}
+		judgeDiff(&r)
+		rows = append(rows, r)
+	}
+	return rows, block, ""
+}
+
+func groupRuns(runs []samples, g string) [][]sample {
+	out := make([][]sample, 0, len(runs))
+	for _, s := range runs {
+		if len(s[g]) > 0 {
+			out = append(out, s[g])
+		}
+	}
+	return out
+}
+
+func blocksAll(runs [][]sample, blockS float64) []runBlocks {
+	out := make([]runBlocks, 0, len(runs))
+	for _, ss := range runs {
+		out = append(out, blocksOf(ss, blockS))
+	}
+	return out
+}
+
+// judgeRatio: a change is significant when its interval leaves out 1 and it is larger than the noise;
+// a significant slowdown beyond the tolerance fails the comparison.
+func judgeRatio(r *Row, o Options) {
+	r.Verdict = "~"
+	if r.Low == nil || math.IsNaN(*r.Low) || math.IsNaN(r.Change) {
+		r.Verdict = "no samples"
+		return
+	}
+	factor := r.Change
+	if factor < 1 && factor > 0 {
+		factor = 1 / factor
+	}
+	if factor-1 < o.Noise {
+		return
+	}
+	switch {
+	case *r.Low > 1:
+		r.Verdict = "worse"
+		r.Fails = r.Change-1 > o.Tolerance
+	case *r.High < 1:
+		r.Verdict = "better"
+	}
+}
+
+// errorNoise is the smallest change of the error rate called significant: a tenth of a percentage point.
+const errorNoise = 0.001
+
+func judgeDiff(r *Row) {
+	r.Verdict = "~"
+	if math.Abs(r.Change) < errorNoise || r.Low == nil {
+		return
+	}
+	switch {
+	case *r.Low > 0:
+		r.Verdict, r.Fails = "worse", true
+	case *r.High < 0:
+		r.Verdict = "better"
+	}
+}
+
+// summaryRows are the figures of runs without raw samples: shown, not judged.
+func summaryRows(name string, a, b *scenarioRuns) []Row {
+	mean := func(s *scenarioRuns, f func(report.Latency) float64) float64 {
+		t := 0.0
+		for _, r := range s.records {
+			t += f(r.LatencyMS)
+		}
+		return t / float64(len(s.records))
+	}
+	var rows []Row
+	for _, q := range []struct {
+		name string
+		f    func(report.Latency) float64
+	}{{"p50", func(l report.Latency) float64 { return l.P50 }}, {"p95", func(l report.Latency) float64 { return l.P95 }}, {"p99", func(l report.Latency) float64 { return l.P99 }}} {
+		o, n := mean(a, q.f), mean(b, q.f)
+		rows = append(rows, Row{Scenario: name, Metric: q.name, Old: round(o, 2), New: round(n, 2), Change: round(n/o, 3), Verdict: "no samples"})
+	}
+	return rows
+}
+
+// warnings say when the two sides did not measure the same thing, or cannot tell much.
+func warnings(s [2]loaded) []string {
+	var w []string
+	for _, l := range s {
+		if len(l.info.Runs) == 1 {
+			w = append(w, fmt.Sprintf("%s has one run: its intervals cover the variation within that run, not between runs, which on a shared machine is larger; give 3 runs a side", l.info.Label))
+			break
+		}
+	}
+	for _, name := range scenarioNames(s) {
+		a, b := s[0].scenarios[name], s[1].scenarios[name]
+		switch {
+		case a == nil:
+			w = append(w, fmt.Sprintf("%s ran only in %s", name, s[1].info.Label))
+			continue
+		case b == nil:
+			w = append(w, fmt.Sprintf("%s ran only in %s", name, s[0].info.Label))
+			continue
+		}
+		if a.load.TargetPerS != b.load.TargetPerS || a.load.DurationS != b.load.DurationS {
+			w = append(w, fmt.Sprintf("%s: the loads differ (%s: %g/s for %gs; %s: %g/s for %gs): the change is the load's as much as certctl's",
+				name, s[0].info.Label, a.load.TargetPerS, a.load.DurationS, s[1].info.Label, b.load.TargetPerS, b.load.DurationS))
+		}
+	}
+	differ := func(what string, f func(report.Summary) string) {
+		vals := [2][]string{}
+		for i, l := range s {
+			for _, sum := range l.summaries {
+				if v := f(sum); !slices.Contains(vals[i], v) {
+					vals[i] = append(vals[i], v)
+				}
+			}
+		}
+		sort.Strings(vals[0])
+		sort.Strings(vals[1])
+		if !slices.Equal(vals[0], vals[1]) {
+			w = append(w, fmt.Sprintf("the %s differ: %s %s, %s %s", what, s[0].info.Label, strings.Join(vals[0], " | "), s[1].info.Label, strings.Join(vals[1], " | ")))
+		}
+	}
+	differ("tiers", func(x report.Summary) string { return strings.Join(x.Run.Tiers, ",") })
+	differ("hosts", func(x report.Summary) string { return fmt.Sprintf("%d CPUs", x.Run.Host.CPUs) })
+	for _, k := range []string{"DIAGNOSIS", "PG_STAT_STATEMENTS", "CERTCTL_RATE_LIMIT_ENABLED", "FAULT_LATENCY", "FAULT_ERROR_RATE"} {
+		differ(k+" settings", func(x report.Summary) string { return k + "=" + x.Run.Config[k] })
+	}
+	for i, l := range s {
+		for _, r := range l.info.Runs {
+			if !r.Passed {
+				w = append(w, fmt.Sprintf("%s: run %s did not pass its own budgets", s[i].info.Label, r.RunID))
+			}
+		}
+	}
+	return w
+}
+
+func round(v float64, d int) float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return v
+	}
+	p := math.Pow(10, float64(d))
+	return math.Round(v*p) / p
+}
+
+func newRand(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)) }
+
+func ptr(v float64) *float64 { return &v }
+
+// sanitize leaves no NaN for JSON: a side without a successful request has no percentile to compare.
+func sanitize(r *Row) {
+	bad := func(v float64) bool { return math.IsNaN(v) || math.IsInf(v, 0) }
+	if bad(r.Old) || bad(r.New) || bad(r.Change) {
+		r.Old, r.New, r.Change = zero(r.Old), zero(r.New), 0
+		r.Verdict, r.Fails, r.Low, r.High = "no samples", false, nil, nil
+	}
+	if r.Low != nil && (bad(*r.Low) || bad(*r.High)) {
+		r.Low, r.High = nil, nil
+	}
+}
+
+func zero(v float64) float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0
+	}
+	return v
+}

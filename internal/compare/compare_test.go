@@ -1,0 +1,204 @@
+package compare
+
+import (
+	"flag"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (go test ./internal/compare -update writes it)", err)
+	}
+	if string(want) != got {
+		t.Errorf("%s differs from what was rendered (go test ./internal/compare -update, then read the diff):\n%s", path, got)
+	}
+}
+
+func run(t *testing.T, old, new Side, o Options) Result {
+	t.Helper()
+	r, err := Compare(old, new, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func dirs(names ...string) []string {
+	out := []string{}
+	for _, n := range names {
+		out = append(out, filepath.Join("testdata", n))
+	}
+	return out
+}
+
+// Two runs of one build, recorded in one sitting: nothing may come out significant.
+func TestSameBuildIsNoSignificantChange(t *testing.T) {
+	r := run(t, Side{Dirs: dirs("v217-a")}, Side{Dirs: dirs("v217-b")}, Options{})
+	if r.Verdict != "no significant change" {
+		t.Errorf("verdict %q, want no significant change:\n%s", r.Verdict, Text(r))
+	}
+	for _, row := range r.Rows {
+		if row.Verdict != "~" {
+			t.Errorf("%s %s: %s", row.Scenario, row.Metric, row.Verdict)
+		}
+	}
+	if r.Old.Label != "old v2.1.7" || r.New.Label != "new v2.1.7" {
+		t.Errorf("labels %q, %q", r.Old.Label, r.New.Label)
+	}
+	if !slices.ContainsFunc(r.Warnings, func(w string) bool { return strings.Contains(w, "has one run") }) {
+		t.Errorf("no one-run warning: %q", r.Warnings)
+	}
+	golden(t, "same-build.txt", Text(r))
+}
+
+// v2.1.7 against certctl's main branch a day later: every scenario regressed, and the cause is the
+// audit INSERT.
+func TestReleaseAgainstNext(t *testing.T) {
+	r := run(t, Side{Dirs: dirs("v217-a", "v217-b")}, Side{Dirs: dirs("main-a")}, Options{})
+	if r.Verdict != "regressed" {
+		t.Fatalf("verdict %q:\n%s", r.Verdict, Text(r))
+	}
+	for _, sc := range []string{"acme_flow", "issuance_acceptance", "list_certificates"} {
+		if !slices.ContainsFunc(r.Regressed, func(s string) bool { return strings.HasPrefix(s, sc+" p50 ×") }) {
+			t.Errorf("%s's p50 is not named regressed by a factor: %q", sc, r.Regressed)
+		}
+	}
+	if r.Cause == nil || len(r.Cause.Statements) == 0 || r.Cause.Statements[0].Query != "INSERT INTO audit_events" {
+		t.Fatalf("cause does not lead with the audit INSERT: %+v", r.Cause)
+	}
+	if !slices.ContainsFunc(r.Cause.New, func(f string) bool { return strings.Contains(f, "waiting on locks") }) {
+		t.Errorf("main's findings do not name the lock queue: %q", r.Cause.New)
+	}
+	golden(t, "release-vs-next.txt", Text(r))
+	golden(t, "release-vs-next.md", Markdown(r))
+	b, err := JSON(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "release-vs-next.json", string(b))
+}
+
+func TestToleranceDecidesWhatFails(t *testing.T) {
+	r := run(t, Side{Dirs: dirs("v217-a")}, Side{Dirs: dirs("main-a")}, Options{Tolerance: 100})
+	if r.Verdict != "changed" || len(r.Regressed) != 0 {
+		t.Errorf("tolerance ×101: verdict %q, regressed %q", r.Verdict, r.Regressed)
+	}
+	r = run(t, Side{Dirs: dirs("v217-a")}, Side{Dirs: dirs("main-a")}, Options{Tolerance: 5})
+	if r.Verdict != "regressed" || len(r.Regressed) == 0 || strings.Contains(strings.Join(r.Regressed, ";"), "p99") {
+		t.Errorf("tolerance ×6: only the p50s (×20 and more) fail: %q", r.Regressed)
+	}
+}
+
+// One run's point estimate is k6's own figure: the summary's p50/p95/p99.
+func TestPointEstimateIsK6s(t *testing.T) {
+	r := run(t, Side{Dirs: dirs("v217-a")}, Side{Dirs: dirs("v217-a")}, Options{})
+	s, err := readSummary(filepath.Join("testdata", "v217-a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sc := range s.Scenarios {
+		want := map[string]float64{"p50": sc.Record.LatencyMS.P50, "p95": sc.Record.LatencyMS.P95, "p99": sc.Record.LatencyMS.P99}
+		for _, row := range r.Rows {
+			if row.Scenario == sc.Name && want[row.Metric] != 0 && math.Abs(row.Old-want[row.Metric]) > 0.01 {
+				t.Errorf("%s %s: %g, k6 said %g", sc.Name, row.Metric, row.Old, want[row.Metric])
+			}
+		}
+	}
+}
+
+func TestWithoutRawSamplesFiguresAreShownNotJudged(t *testing.T) {
+	bare := t.TempDir()
+	b, err := os.ReadFile(filepath.Join("testdata", "v217-b", "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(bare, "summary.json"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := run(t, Side{Dirs: dirs("v217-a")}, Side{Dirs: []string{bare}}, Options{})
+	for _, row := range r.Rows {
+		if row.Verdict != "no samples" || row.Fails {
+			t.Errorf("%s %s: %s", row.Scenario, row.Metric, row.Verdict)
+		}
+	}
+	if !slices.ContainsFunc(r.Warnings, func(w string) bool { return strings.Contains(w, "without raw samples") }) {
+		t.Errorf("warnings %q", r.Warnings)
+	}
+}
+
+func synthetic(f func(i int) (float64, bool)) []sample {
+	var ss []sample
+	for i := 0; i < 6000; i++ {
+		v, ok := f(i)
+		ss = append(ss, sample{t: float64(i) / 50, v: v, ok: ok})
+	}
+	return ss
+}
+
+func TestBootstrapSeesAShiftAndNotItsAbsence(t *testing.T) {
+	base := synthetic(func(i int) (float64, bool) { return 5 + float64(i%97)/10, true })
+	slower := synthetic(func(i int) (float64, bool) { return 1.5 * (5 + float64(i%97)/10), i%50 != 0 })
+	o := Options{}
+	o.defaults()
+	for _, c := range []struct {
+		name    string
+		b       []sample
+		verdict string
+	}{{"same", base, "~"}, {"×1.5 and 2 % errors", slower, "worse"}} {
+		bl := blockLength([][]sample{base, c.b})
+		lo, hi := binRange([]runBlocks{blocksOf(base, bl)}, []runBlocks{blocksOf(c.b, bl)})
+		rng := newRand(o.Seed)
+		ra := bootstrap([]runBlocks{blocksOf(base, bl)}, 500, rng, lo, hi)
+		rb := bootstrap([]runBlocks{blocksOf(c.b, bl)}, 500, rng, lo, hi)
+		ratios := make([]float64, 500)
+		for d := range ratios {
+			ratios[d] = rb.q[1][d] / ra.q[1][d]
+		}
+		low, high := interval(ratios)
+		ea, eb := pooled([][]sample{base}), pooled([][]sample{c.b})
+		r := Row{Change: eb.q[1] / ea.q[1], Low: &low, High: &high}
+		judgeRatio(&r, o)
+		if r.Verdict != c.verdict {
+			t.Errorf("%s: p95 %g → %g, interval %g … %g: %s, want %s", c.name, ea.q[1], eb.q[1], low, high, r.Verdict, c.verdict)
+		}
+		if c.name != "same" {
+			if got := eb.errorRate(); math.Abs(got-0.02) > 1e-9 {
+				t.Errorf("error rate %g, want 0.02", got)
+			}
+		}
+	}
+}
+
+func TestBlocksKeepEveryRequest(t *testing.T) {
+	ss := synthetic(func(i int) (float64, bool) { return 1, i%10 != 0 })
+	bs := blocksOf(ss, 10)
+	if len(bs) != 12 {
+		t.Errorf("%d blocks of 10 s in 120 s, want 12", len(bs))
+	}
+	n, failed, ok := 0, 0, 0
+	for _, b := range bs {
+		n += b.n
+		failed += b.failed
+		for _, c := range b.bins {
+			ok += int(c.n)
+		}
+	}
+	if n != 6000 || failed != 600 || ok != 5400 {
+		t.Errorf("n %d failed %d ok %d", n, failed, ok)
+	}
+}

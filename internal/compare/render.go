@@ -1,0 +1,250 @@
+package compare
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"strings"
+	"text/tabwriter"
+)
+
+// JSON is compare.json.
+func JSON(r Result) ([]byte, error) {
+	b, err := json.MarshalIndent(r, "", "  ")
+	return append(b, '\n'), err
+}
+
+// changeText is a change as people read it: a factor from ×2 up (or down to ÷2), a percentage below.
+func changeText(r Row) string {
+	if r.Metric == "error rate" {
+		return fmt.Sprintf("%+.2f pp", r.Change*100)
+	}
+	return factorText(r.Change)
+}
+
+func factorText(f float64) string {
+	switch {
+	case math.IsNaN(f) || math.IsInf(f, 0) || f == 0:
+		return "?"
+	case f >= 2:
+		return "×" + num(f)
+	case f <= 0.5:
+		return "÷" + num(1/f)
+	default:
+		return fmt.Sprintf("%+.0f %%", (f-1)*100)
+	}
+}
+
+func intervalText(r Row) string {
+	if r.Low == nil || r.High == nil {
+		return ""
+	}
+	if r.Metric == "error rate" {
+		return fmt.Sprintf("%+.2f … %+.2f pp", *r.Low*100, *r.High*100)
+	}
+	return factorText(*r.Low) + " … " + factorText(*r.High)
+}
+
+func valueText(r Row, v float64) string {
+	if r.Metric == "error rate" {
+		return fmt.Sprintf("%.2f %%", v*100)
+	}
+	return num(v) + " ms"
+}
+
+// num prints a figure with three significant digits at most, as the summaries do.
+func num(v float64) string {
+	switch a := math.Abs(v); {
+	case a >= 100:
+		return fmt.Sprintf("%.0f", v)
+	case a >= 10:
+		return fmt.Sprintf("%.1f", v)
+	default:
+		return fmt.Sprintf("%.2f", v)
+	}
+}
+
+func runsText(s SideInfo) string {
+	if len(s.Runs) == 1 {
+		return s.Label + " (1 run)"
+	}
+	return fmt.Sprintf("%s (%d runs)", s.Label, len(s.Runs))
+}
+
+func verdictText(r Result) string {
+	switch r.Verdict {
+	case "regressed":
+		return "REGRESSED: " + strings.Join(r.Regressed, "; ")
+	case "changed":
+		return "changed, nothing worse beyond the tolerance"
+	}
+	return "no significant change"
+}
+
+// Text is the comparison for a terminal: benchstat's layout, one row per scenario and metric.
+func Text(r Result) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "compare: %s → %s\n", runsText(r.Old), runsText(r.New))
+	fmt.Fprintf(&b, "  %s\n\n", method(r))
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "scenario\tmetric\t%s\t%s\tchange\t95 %% interval\t\n", r.Old.Label, r.New.Label)
+	last := ""
+	for _, row := range r.Rows {
+		name := row.Scenario
+		if name == last {
+			name = ""
+		}
+		last = row.Scenario
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t\n", name, row.Metric, valueText(row, row.Old), valueText(row, row.New), rowChange(row), intervalText(row))
+	}
+	tw.Flush()
+	if len(r.Loads) > 0 {
+		b.WriteString("\nloads (target → achieved per second, dropped iterations):\n")
+		for _, l := range r.Loads {
+			fmt.Fprintf(&b, "  %-22s %s: %s   %s: %s\n", l.Scenario, r.Old.Label, loadText(l.Old), r.New.Label, loadText(l.New))
+		}
+	}
+	if c := r.Cause; c != nil {
+		b.WriteString("\nwhere the time went (the runs' diagnosis):\n")
+		for _, side := range []struct {
+			label string
+			f     []string
+		}{{r.Old.Label, c.Old}, {r.New.Label, c.New}} {
+			for i, f := range side.f {
+				lead := strings.Repeat(" ", len(side.label)+1)
+				if i == 0 {
+					lead = side.label + ":"
+				}
+				fmt.Fprintf(&b, "  %s %s\n", lead, f)
+			}
+		}
+		if len(c.Statements) > 0 {
+			fmt.Fprintf(&b, "  statements (%s):\n", statementsBasis(c.Statements[0].Basis))
+			for _, s := range c.Statements {
+				fmt.Fprintf(&b, "    %s\n", statementText(s))
+			}
+		}
+		if len(c.CPU) > 0 {
+			parts := []string{}
+			for _, x := range c.CPU {
+				parts = append(parts, fmt.Sprintf("%s %.0f → %.0f", x.Service, x.Old, x.New))
+			}
+			fmt.Fprintf(&b, "  CPU, %% of one CPU: %s\n", strings.Join(parts, "; "))
+		}
+	}
+	if len(r.Warnings) > 0 {
+		b.WriteString("\nwarnings:\n")
+		for _, w := range r.Warnings {
+			fmt.Fprintf(&b, "  - %s\n", w)
+		}
+	}
+	fmt.Fprintf(&b, "\nverdict: %s\n", verdictText(r))
+	return b.String()
+}
+
+func rowChange(r Row) string {
+	switch r.Verdict {
+	case "~":
+		return changeText(r) + " ~"
+	case "no samples":
+		return changeText(r) + " (no samples)"
+	}
+	return changeText(r) + " " + r.Verdict
+}
+
+func method(r Result) string {
+	return fmt.Sprintf("95 %% intervals: bootstrap over runs and %gs blocks of requests; ~ is a change whose interval holds no change or below the %.0f %% noise; fails beyond a %.0f %% tolerance",
+		r.Block, r.Noise*100, r.Tolerance*100)
+}
+
+func loadText(l Load) string {
+	s := fmt.Sprintf("%g → %g", l.TargetPerS, l.AchievedPerS)
+	if l.Dropped > 0 {
+		s += fmt.Sprintf(", %g dropped", l.Dropped)
+	}
+	return s
+}
+
+func statementsBasis(b string) string {
+	if b == "pg_stat_statements" {
+		return "pg_stat_statements: mean per call, share of the database's time"
+	}
+	return "share of the sampled active backends"
+}
+
+func statementText(s StatementChange) string {
+	q := s.Query
+	if len(q) > 60 {
+		q = q[:57] + "..."
+	}
+	if s.Basis == "pg_stat_statements" {
+		f := ""
+		if s.OldMeanMS > 0 && s.NewMeanMS > 0 {
+			f = "  " + factorText(s.NewMeanMS/s.OldMeanMS)
+		}
+		return fmt.Sprintf("%-60s %s ms (%.0f %%) → %s ms (%.0f %%)%s", q, num(s.OldMeanMS), s.OldShare*100, num(s.NewMeanMS), s.NewShare*100, f)
+	}
+	return fmt.Sprintf("%-60s %.0f %% → %.0f %%", q, s.OldShare*100, s.NewShare*100)
+}
+
+// Markdown is the comparison for a pull request comment or a job summary.
+func Markdown(r Result) string {
+	var b strings.Builder
+	icon := "✅"
+	if r.Verdict == "regressed" {
+		icon = "❌"
+	}
+	fmt.Fprintf(&b, "### %s Compare: %s → %s\n\n**%s**\n\n", icon, md(runsText(r.Old)), md(runsText(r.New)), md(verdictText(r)))
+	fmt.Fprintf(&b, "| scenario | metric | %s | %s | change | 95 %% interval |\n|---|---|---:|---:|---|---|\n", md(r.Old.Label), md(r.New.Label))
+	for _, row := range r.Rows {
+		ch := rowChange(row)
+		if row.Fails {
+			ch = "**" + ch + "**"
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", md(row.Scenario), row.Metric, valueText(row, row.Old), valueText(row, row.New), ch, intervalText(row))
+	}
+	fmt.Fprintf(&b, "\n<sub>%s</sub>\n", md(method(r)))
+	if c := r.Cause; c != nil {
+		b.WriteString("\n**Where the time went** (the runs' diagnosis)\n\n")
+		for _, side := range []struct {
+			label string
+			f     []string
+		}{{r.Old.Label, c.Old}, {r.New.Label, c.New}} {
+			for _, f := range side.f {
+				fmt.Fprintf(&b, "- %s: %s\n", md(side.label), md(f))
+			}
+		}
+		if len(c.Statements) > 0 {
+			fmt.Fprintf(&b, "\n| statement (%s) | %s | %s |\n|---|---:|---:|\n", statementsBasis(c.Statements[0].Basis), md(r.Old.Label), md(r.New.Label))
+			for _, s := range c.Statements {
+				if s.Basis == "pg_stat_statements" {
+					fmt.Fprintf(&b, "| `%s` | %s ms (%.0f %%) | %s ms (%.0f %%) |\n", strings.ReplaceAll(s.Query, "`", "'"), num(s.OldMeanMS), s.OldShare*100, num(s.NewMeanMS), s.NewShare*100)
+				} else {
+					fmt.Fprintf(&b, "| `%s` | %.0f %% | %.0f %% |\n", strings.ReplaceAll(s.Query, "`", "'"), s.OldShare*100, s.NewShare*100)
+				}
+			}
+		}
+	}
+	if len(r.Warnings) > 0 {
+		b.WriteString("\n")
+		for _, w := range r.Warnings {
+			fmt.Fprintf(&b, "> ⚠️ %s\n>\n", md(w))
+		}
+	}
+	return b.String()
+}
+
+// md escapes what would turn a figure or a name into Markdown, outside `code spans` (which show a
+// backslash as it is).
+func md(s string) string {
+	esc := strings.NewReplacer("|", `\|`, "*", `\*`, "_", `\_`, "<", "&lt;", ">", "&gt;")
+	parts := strings.Split(s, "`")
+	for i := range parts {
+		if i%2 == 0 || i == len(parts)-1 {
+			parts[i] = esc.Replace(parts[i])
+		} else {
+			parts[i] = strings.ReplaceAll(parts[i], "|", `\|`)
+		}
+	}
+	return strings.Join(parts, "`")
+}
