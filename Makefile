@@ -11,7 +11,7 @@ MAKEFLAGS += --no-print-directory
 LOADTEST := bin/loadtest
 GO_SOURCES := $(shell find cmd internal -name '*.go' 2>/dev/null) go.mod go.sum
 
-.PHONY: help loadtest loadtest-acme loadtest-limiter certctl-images spotcheck loadtest-scale loadtest-scale-bulk loadtest-scale-acme loadtest-scale-agent check report docs images test test-unit test-browser test-k6 test-e2e test-workflow clean deps
+.PHONY: help capacity compare compare-builds baseline loadtest loadtest-acme loadtest-limiter certctl-images spotcheck loadtest-scale loadtest-scale-bulk loadtest-scale-acme loadtest-scale-agent check report docs images test test-unit test-browser test-k6 test-e2e test-workflow clean deps
 
 # The common knobs `make help` prints: rendered from internal/harness/knobs.go by `make docs` (a test
 # fails when this block is stale), so help needs no build.
@@ -69,6 +69,19 @@ loadtest-scale-acme: $(LOADTEST) ## Scale: ACME burst, 200 VUs on directory, new
 
 loadtest-scale-agent: $(LOADTEST) ## Scale: heartbeat storm across the seeded agents (SEED_AGENTS, default 5000)
 	@LOADTEST_GOAL=$@ TIER=scale SCENARIOS=agent_storm $(LOADTEST) run || { code=$$?; echo "make: $@ exited $$code" >&2; exit $$code; }
+
+capacity: $(LOADTEST) ## Search SCENARIO's knee: highest arrival rate within its budget (ramp, confirm, bisect); results in results/<RUN_ID>/capacity.*
+	@LOADTEST_GOAL=$@ $(LOADTEST) capacity || { code=$$?; echo "make: capacity exited $$code" >&2; exit $$code; }
+
+compare: $(LOADTEST) ## Compare two sets of runs: make compare OLD=results/a[,results/b] NEW=results/c[,...] (TOLERANCE=0.2); exits 1 on a regression
+	@$(LOADTEST) compare $(if $(TOLERANCE),--tolerance $(TOLERANCE)) $(if $(OUT),--out $(OUT)) "$(OLD)" "$(NEW)"
+
+compare-builds: $(LOADTEST) ## Release vs next in one command: OLD and NEW builds (CERTCTL_DIST dirs or images), RUNS=3 alternating runs each (TIER=api,acme DURATION=2m), then compare
+	@scripts/compare-builds.sh
+
+baseline: $(LOADTEST) ## Record a run in docs/baselines/<build>/<NAME>.json with its samples and regenerate the docs (RUN=<dir>; without RUN, a run is made now)
+	@if [ -z "$(RUN)" ]; then LOADTEST_GOAL=baseline $(LOADTEST) run || { code=$$?; [ $$code = 99 ] || exit $$code; }; fi
+	@$(LOADTEST) baseline $(if $(NAME),--name $(NAME)) $(or $(RUN),results/latest)
 
 check: $(LOADTEST) ## Validate the configuration and print the plan (each scenario's load as k6 resolves it) without running anything
 	@$(LOADTEST) check

@@ -33,6 +33,11 @@ var usage = `usage:
                              print the run's summary as Markdown (the workflow's job summary); the exit
                              code bin/loadtest run returned stands in when the run wrote no summary.json;
                              exits 0 whatever it finds
+  loadtest capacity          search SCENARIO's knee: the highest arrival rate at which its budget holds
+                             (ramp ×CAPACITY_FACTOR, then bisection; a breach counts when a repeat
+                             breaches too), each step an ordinary run of CAPACITY_STEP; results in
+                             results/<RUN_ID>/ (capacity.json, .txt, .svg and each step's run); see
+                             docs/capacity.md
   loadtest compare [--format text|markdown|json] [--noise F] [--tolerance F] [--out DIR] OLD NEW
                              set two sets of runs side by side, scenario by scenario: percentiles and
                              error rate with 95 % intervals (bootstrap over runs and 10 s blocks of
@@ -40,6 +45,10 @@ var usage = `usage:
                              the diagnosis's cause; OLD and NEW are each [label=]run-dir[,run-dir...];
                              exits 1 when a metric is significantly worse by more than the tolerance
                              (default 0), 2 on bad input; --out writes compare.json, .txt and .md
+  loadtest baseline [--name NAME] [--build BUILD] <run-dir>
+                             record a finished run as docs/baselines/<build>/<name>.json (its summary and
+                             who recorded it from what) with its samples trimmed to <name>.raw/, then
+                             regenerate the docs' tables; <build> is the certctl build or image tag
   loadtest check             validate the configuration and print the plan: each selected scenario's
                              load as k6 inspect resolves it, and the load's wall time
   loadtest docs [--check]    regenerate the tables the docs carry from the code (--check: fail if stale)
@@ -88,6 +97,18 @@ func Main(ctx context.Context, e Env) int {
 		return docsCmd(ctx, e, args)
 	case "compare":
 		return compareCmd(e, args)
+	case "baseline":
+		return baselineCmd(ctx, e, args)
+	case "capacity":
+		if len(args) > 0 {
+			fmt.Fprintf(e.Stderr, "loadtest: capacity takes no arguments (got %q): set SCENARIO and the CAPACITY_* knobs in the environment; see docs/capacity.md\n", strings.Join(args, " "))
+			return harness.ExitBadInput
+		}
+		if err := harness.CheckScenarioVars(e.Root, e.Environ); err != nil {
+			fmt.Fprintf(e.Stderr, "loadtest: %v\n", err)
+			return harness.ExitBadInput
+		}
+		return capacityCmd(ctx, e)
 	default:
 		fmt.Fprintf(e.Stderr, "loadtest: unknown command %q\n%s", cmd, usage)
 		return harness.ExitBadInput
@@ -98,11 +119,29 @@ func isHelp(a string) bool { return a == "-h" || a == "--help" || a == "-help" }
 
 // versionCmd prints the harness's revision (from the Go build) and the pins in .env.
 func versionCmd(e Env) int {
-	rev := "dev"
+	fmt.Fprintf(e.Stdout, "loadtest %s\n", revision(e))
+	pins, err := harness.ReadEnvFile(filepath.Join(e.Root, ".env"))
+	if err != nil {
+		fmt.Fprintf(e.Stderr, "loadtest: %v\n", err)
+		return harness.ExitEnvironment
+	}
+	for _, k := range []string{"IMAGE_K6", "CERTCTL_IMAGE"} {
+		fmt.Fprintf(e.Stdout, "%s=%s\n", k, pins[k])
+	}
+	return harness.ExitOK
+}
+
+// revision is the harness's git revision: the Go build's stamp, else the checkout's; "-dirty" when
+// either says so.
+func revision(e Env) string {
+	rev, dirty := "dev", ""
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		for _, s := range bi.Settings {
 			if s.Key == "vcs.revision" && len(s.Value) >= 12 {
 				rev = s.Value[:12]
+			}
+			if s.Key == "vcs.modified" && s.Value == "true" {
+				dirty = "-dirty"
 			}
 		}
 	}
@@ -113,16 +152,7 @@ func versionCmd(e Env) int {
 			rev = strings.TrimSpace(out.String())
 		}
 	}
-	fmt.Fprintf(e.Stdout, "loadtest %s\n", rev)
-	pins, err := harness.ReadEnvFile(filepath.Join(e.Root, ".env"))
-	if err != nil {
-		fmt.Fprintf(e.Stderr, "loadtest: %v\n", err)
-		return harness.ExitEnvironment
-	}
-	for _, k := range []string{"IMAGE_K6", "CERTCTL_IMAGE"} {
-		fmt.Fprintf(e.Stdout, "%s=%s\n", k, pins[k])
-	}
-	return harness.ExitOK
+	return rev + dirty
 }
 
 // runCmd reads the configuration and, unless cmd is check, hands it to the harness.
@@ -154,7 +184,7 @@ func runOne(ctx context.Context, e Env, cmd string, cfg harness.Config) int {
 	r := &harness.Runner{
 		Cfg: cfg, Exec: e.Exec, Env: append(append([]string(nil), e.Environ...), envList(cfg.Env)...),
 		Stdout: e.Stdout, Stderr: e.Stderr, Now: e.Now, Command: commandLine(cmd, e.Getenv),
-		Owner: harness.InvokingUser(e.Getenv, e.Euid, e.Egid),
+		Owner: harness.InvokingUser(e.Getenv, e.Euid, e.Egid), Harness: revision(e),
 	}
 	code := r.Run(ctx)
 	// The last line names the run just attempted, so nobody reads an older one's results/latest.

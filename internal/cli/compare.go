@@ -83,6 +83,13 @@ func parseSide(arg string) (compare.Side, error) {
 		if resolved, err := filepath.EvalSymlinks(d); err == nil {
 			d = resolved
 		}
+		if strings.HasSuffix(d, ".json") {
+			if _, err := os.Stat(d); err != nil {
+				return s, fmt.Errorf("%s: %w", d, err)
+			}
+			s.Dirs = append(s.Dirs, d)
+			continue
+		}
 		_, errRun := os.Stat(filepath.Join(d, "run.json"))
 		_, errSum := os.Stat(filepath.Join(d, "summary.json"))
 		if errRun != nil && errSum != nil {

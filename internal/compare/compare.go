@@ -253,16 +253,20 @@ func load(s Side) (loaded, error) {
 // artifact or a recorded baseline need not carry the server/ files a re-assembly reads); a run that wrote
 // none is assembled from its records.
 func readSummary(dir string) (report.Summary, error) {
-	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+	path := filepath.Join(dir, "summary.json")
+	if strings.HasSuffix(dir, ".json") {
+		path = dir // a baseline: docs/baselines/<build>/<name>.json
+	}
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return report.Load(dir)
 	}
 	var s report.Summary
 	if err := json.Unmarshal(b, &s); err != nil {
-		return s, fmt.Errorf("%s: %w", filepath.Join(dir, "summary.json"), err)
+		return s, fmt.Errorf("%s: %w", path, err)
 	}
 	if s.Schema != report.SummarySchema {
-		return s, fmt.Errorf("%s: schema %q, want %q", filepath.Join(dir, "summary.json"), s.Schema, report.SummarySchema)
+		return s, fmt.Errorf("%s: schema %q, want %q", path, s.Schema, report.SummarySchema)
 	}
 	return s, nil
 }

@@ -8,7 +8,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -91,11 +93,84 @@ func readSamples(path, latencyMetric string) (samples, error) {
 	return out, nil
 }
 
-// rawPath is where a run keeps a scenario's raw samples, or "" when it has none.
+// rawPath is where a run keeps a scenario's raw samples, or "" when it has none: raw/ in a run
+// directory, <name>.raw/ beside a baseline's <name>.json.
 func rawPath(dir, scenario string) string {
-	p := dir + "/raw/" + scenario + ".json.gz"
+	p := filepath.Join(dir, "raw", scenario+".json.gz")
+	if strings.HasSuffix(dir, ".json") {
+		p = filepath.Join(strings.TrimSuffix(dir, ".json")+".raw", scenario+".json.gz")
+	}
 	if _, err := os.Stat(p); errors.Is(err, fs.ErrNotExist) {
 		return ""
 	}
 	return p
+}
+
+// TrimRaw copies a scenario's raw file keeping only what compare reads: the judged latency metric's
+// points outside setup and teardown, with their expected_response and endpoint tags, times to the
+// millisecond. A 2-minute ACME run's 30 MB of k6 JSON becomes about 300 kB.
+func TrimRaw(src, dst, latencyMetric string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	zr, err := gzip.NewReader(in)
+	if err != nil {
+		return fmt.Errorf("%s: %w", src, err)
+	}
+	out, err := os.Create(dst)
+	if err != nil {
+		return err
+	}
+	zw, _ := gzip.NewWriterLevel(out, gzip.BestCompression)
+	metric, _, _ := strings.Cut(latencyMetric, "{")
+	if metric == "" {
+		metric = "http_req_duration"
+	}
+	key := []byte(`"metric":"` + metric + `"`)
+	sc := bufio.NewScanner(zr)
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	enc := json.NewEncoder(zw)
+	for sc.Scan() {
+		line := sc.Bytes()
+		if !bytes.Contains(line, key) || !bytes.Contains(line, []byte(`"type":"Point"`)) {
+			continue
+		}
+		var p point
+		if json.Unmarshal(line, &p) != nil {
+			continue
+		}
+		t := p.Data.Tags
+		if t["phase"] == "setup" || t["phase"] == "teardown" || t["group"] == "::setup" || t["group"] == "::teardown" {
+			continue
+		}
+		keep := map[string]string{"expected_response": t["expected_response"]}
+		if e := t["endpoint"]; e != "" {
+			keep["endpoint"] = e
+		}
+		p.Data.Time = p.Data.Time.Truncate(time.Millisecond)
+		p.Data.Value = math.Round(p.Data.Value*1000) / 1000
+		p.Data.Tags = keep
+		p.Metric, p.Type = metric, "Point"
+		if err := enc.Encode(p); err != nil {
+			out.Close()
+			return err
+		}
+	}
+	if err := zw.Close(); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
+
+type point struct {
+	Metric string `json:"metric"`
+	Type   string `json:"type"`
+	Data   struct {
+		Time  time.Time         `json:"time"`
+		Value float64           `json:"value"`
+		Tags  map[string]string `json:"tags"`
+	} `json:"data"`
 }

@@ -32,6 +32,7 @@ type Runner struct {
 	Stderr  io.Writer
 	Now     func() time.Time
 	Command string // how the run was invoked, for run.json
+	Harness string // this harness's revision, for run.json
 	// Owner owns the run directory and everything in it, k6's records included (k6 runs as this user):
 	// the invoking user, also when the harness runs as root through sudo.
 	Owner Owner
@@ -82,6 +83,7 @@ func (r *Runner) Run(ctx context.Context) int {
 		return r.writeSummary(dir, &run, ExitEnvironment, problem)
 	}
 	run.K6Version = r.k6Version(ctx, compose)
+	run.Harness = r.Harness
 	running := r.runningServices(compose)
 	stopCollectors := r.startCollectors(ctx, compose, dir)
 	loadStart := r.Now().UTC()
@@ -814,6 +816,14 @@ func (r *Runner) saveStackLogs(compose Compose, dir string) {
 func (r *Runner) host(ctx context.Context) report.Host {
 	h := report.Host{CPUs: runtime.NumCPU(), OS: runtime.GOOS + "/" + runtime.GOARCH}
 	h.Hostname, _ = os.Hostname()
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, l := range strings.Split(string(b), "\n") {
+			if k, v, ok := strings.Cut(l, ":"); ok && strings.TrimSpace(k) == "model name" {
+				h.CPUModel = strings.TrimSpace(v)
+				break
+			}
+		}
+	}
 	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
 		h.Kernel = strings.TrimSpace(string(b))
 	}

@@ -38,6 +38,8 @@ type Run struct {
 	ImageIDs   map[string]string `json:"image_ids"`
 	ImagePins  map[string]string `json:"image_pins,omitempty"` // image that ran in place of a .env pin → that pin
 	K6Version  string            `json:"k6_version"`
+	// Harness is the revision of this harness that ran (git, "-dirty" with local changes).
+	Harness string `json:"harness,omitempty"`
 	Host       Host              `json:"host"`
 	Config     map[string]string `json:"config"`
 	Scenarios  []ScenarioRun     `json:"scenarios"`
@@ -88,6 +90,7 @@ type Certctl struct {
 // Host describes the machine that generated and served the load (one box: k6 and certctl share it).
 type Host struct {
 	CPUs          int    `json:"cpus"`
+	CPUModel      string `json:"cpu_model,omitempty"`
 	DockerCPUs    int    `json:"docker_cpus,omitempty"`
 	MemoryBytes   int64  `json:"docker_memory_bytes,omitempty"`
 	DockerVersion string `json:"docker_version,omitempty"`

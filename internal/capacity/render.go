@@ -1,0 +1,95 @@
+package capacity
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+func JSON(r Result) ([]byte, error) {
+	b, err := json.MarshalIndent(r, "", "  ")
+	return append(b, '\n'), err
+}
+
+// Curve is the steps by rate, one per rate: the deciding one (a confirmed breach's first run, a
+// cleared breach's repeat).
+func Curve(r Result) []Step {
+	by := map[float64]Step{}
+	for _, s := range r.Steps {
+		prev, seen := by[s.Rate]
+		// A repeat that held clears the breach; a repeat that breached confirms the first run's account.
+		if !seen || (s.Attempt == 2 && s.Passed) || (prev.Problem != "" && s.Problem == "") {
+			by[s.Rate] = s
+		}
+	}
+	out := make([]Step, 0, len(by))
+	for _, s := range by {
+		out = append(out, s)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Rate < out[j].Rate })
+	return out
+}
+
+// Text is capacity.txt.
+func Text(r Result) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "capacity: %s, steps of %gs, ramp ×%g from %g/%s (at most %g), bisection to %.0f %%\n", r.Scenario, r.StepS, r.Factor, r.Start, r.Unit, r.Max, r.Precision*100)
+	fmt.Fprintf(&b, "  a breach counts when a repeat at the same rate breaches too; each step is an ordinary run (its directory below)\n\n")
+	fmt.Fprintf(&b, "%s\n", r.Verdict)
+	if k := r.KneeStep; k != nil {
+		fmt.Fprintf(&b, "  at the knee, %g/%s: p50 %.1f ms, p95 %.1f ms, p99 %.1f ms, %g/s achieved\n", k.Rate, r.Unit, k.P50, k.P95, k.P99, k.Achieved)
+		if k.Server != "" {
+			fmt.Fprintf(&b, "    server: %s\n", k.Server)
+		}
+	}
+	if s := r.BreakStep; s != nil {
+		fmt.Fprintf(&b, "  what broke first at %g/%s:\n", s.Rate, r.Unit)
+		for _, x := range s.Broke {
+			fmt.Fprintf(&b, "    %s: %s", x.Kind, x.Threshold)
+			if x.Measured != "" {
+				fmt.Fprintf(&b, " (measured %s)", x.Measured)
+			}
+			b.WriteString("\n")
+		}
+		if s.Server != "" {
+			fmt.Fprintf(&b, "    server: %s\n", s.Server)
+		}
+	}
+	b.WriteString("\ncurve:\n")
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "rate/%s\tresult\tp50 ms\tp95 ms\tp99 ms\tachieved/s\tdropped\terrors\t\trun\t\n", r.Unit)
+	for _, s := range r.Steps {
+		res := "held"
+		switch {
+		case s.Problem != "":
+			res = "no verdict"
+		case !s.Passed:
+			res = "breached"
+		}
+		if s.Attempt == 2 {
+			res += " (repeat)"
+		}
+		fmt.Fprintf(tw, "%g\t%s\t%.1f\t%.1f\t%.1f\t%.1f\t%g\t%.2f %%\t\t%s\t\n", s.Rate, res, s.P50, s.P95, s.P99, s.Achieved, s.Dropped, s.Errors*100, s.RunDir)
+	}
+	tw.Flush()
+	fmt.Fprintf(&b, "\n%d steps in %s\n", len(r.Steps), (time.Duration(r.TookS) * time.Second).String())
+	return b.String()
+}
+
+// Write puts capacity.json and capacity.txt in dir; it is called after every step, so an interrupted
+// search keeps what it measured.
+func Write(dir string, r Result) error {
+	b, err := JSON(r)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "capacity.json"), b, 0o644); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "capacity.txt"), []byte(Text(r)), 0o644)
+}

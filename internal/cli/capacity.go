@@ -1,0 +1,183 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"certctl-loadtest/internal/capacity"
+	"certctl-loadtest/internal/docs"
+	"certctl-loadtest/internal/harness"
+	"certctl-loadtest/internal/report"
+)
+
+// capacityCmd searches for one scenario's knee: each step an ordinary run at one rate, into
+// results/<RUN_ID>/ beside capacity.json, capacity.txt and capacity.svg.
+func capacityCmd(ctx context.Context, e Env) int {
+	fail := func(format string, a ...any) int {
+		fmt.Fprintf(e.Stderr, "loadtest: capacity: "+format+"\n", a...)
+		return harness.ExitBadInput
+	}
+	get := func(k string) string {
+		if v := e.Getenv(k); v != "" {
+			return v
+		}
+		return harness.KnobDefault(k)
+	}
+	name := e.Getenv("SCENARIO")
+	if name == "" {
+		return fail("set SCENARIO to one arrival-rate scenario, e.g. SCENARIO=list_certificates (the files of k6/<tier>/)")
+	}
+	scripts, _ := filepath.Glob(filepath.Join(e.Root, "k6", "*", name+".js"))
+	if len(scripts) != 1 || strings.Contains(scripts[0], "/spotcheck/") || strings.Contains(scripts[0], "/test/") {
+		return fail("SCENARIO=%s: no such scenario (the files of k6/<tier>/, e.g. list_certificates)", name)
+	}
+	tier := filepath.Base(filepath.Dir(scripts[0]))
+	rows, err := docs.Inspect(tier, filepath.Join("k6", tier, name+".js"), func(script string) ([]byte, error) {
+		var out, errb strings.Builder
+		code, err := e.Exec(ctx, harness.Cmd{Name: "go", Args: []string{"tool", "k6", "inspect", script}, Env: docs.CleanEnv(e.Environ), Stdout: &out, Stderr: &errb})
+		if err == nil && code != 0 {
+			err = fmt.Errorf("exit %d: %s", code, strings.TrimSpace(errb.String()))
+		}
+		return []byte(out.String()), err
+	})
+	if err != nil {
+		return fail("%v", err)
+	}
+	if len(rows) != 1 || !strings.HasSuffix(rows[0].Executor, "arrival-rate") {
+		return fail("SCENARIO=%s runs a fixed number of VUs, not an arrival rate: it has no rate to search", name)
+	}
+	unit := "s"
+	if strings.HasPrefix(rows[0].TimeUnit, "1m") || rows[0].TimeUnit == "60s" {
+		unit = "m"
+	}
+	num := func(k string, def float64, ok func(float64) bool) (float64, error) {
+		v := e.Getenv(k)
+		if v == "" {
+			return def, nil
+		}
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || !ok(f) {
+			return 0, fmt.Errorf("%s=%q is out of range (docs/configuration.md)", k, v)
+		}
+		return f, nil
+	}
+	factor, _ := strconv.ParseFloat(get("CAPACITY_FACTOR"), 64)
+	precision, _ := strconv.ParseFloat(get("CAPACITY_PRECISION"), 64)
+	s := capacity.Search{Scenario: name, Unit: unit, Factor: factor, Precision: precision}
+	for _, k := range []struct {
+		name string
+		dst  *float64
+		def  float64
+		ok   func(float64) bool
+	}{
+		{"CAPACITY_START", &s.Start, rows[0].Rate, func(f float64) bool { return f >= 1 && f == float64(int(f)) }},
+		{"CAPACITY_FACTOR", &s.Factor, factor, func(f float64) bool { return f > 1 && f <= 10 }},
+		{"CAPACITY_PRECISION", &s.Precision, precision, func(f float64) bool { return f > 0 && f < 1 }},
+	} {
+		if *k.dst, err = num(k.name, k.def, k.ok); err != nil {
+			return fail("%v", err)
+		}
+	}
+	if s.Max, err = num("CAPACITY_MAX", 32*s.Start, func(f float64) bool { return f >= s.Start && f == float64(int(f)) }); err != nil {
+		return fail("%v", err)
+	}
+	step := get("CAPACITY_STEP")
+	d, err := harness.ParseDuration("CAPACITY_STEP", step)
+	if err != nil {
+		return fail("%v", err)
+	}
+	s.StepS = d.Seconds()
+
+	base := e.Getenv("RUN_ID")
+	if base == "" {
+		base = "cap-" + strings.ReplaceAll(name, "_", "-")
+		if len(base) > 18 {
+			base = base[:18]
+		}
+		base += "-" + e.Now().UTC().Format("0102-1504")
+	}
+	resultsDir := e.Getenv("RESULTS_DIR")
+	if resultsDir == "" {
+		resultsDir = filepath.Join(e.Root, harness.KnobDefault("RESULTS_DIR"))
+	}
+	dir := filepath.Join(resultsDir, base)
+	if _, err := os.Lstat(dir); err == nil {
+		return fail("%s already exists: results are never overwritten; pick another RUN_ID", dir)
+	}
+	rateVar := "RATE_" + strings.ToUpper(name)
+	configure := func(rate float64, attempt int) (harness.Config, Env, error) {
+		id := fmt.Sprintf("%s-r%g", base, rate)
+		if attempt == 2 {
+			id += "-2"
+		}
+		over := map[string]string{"TIER": tier, "SCENARIOS": name, rateVar: strconv.Itoa(int(rate)), "DURATION": step, "RUN_ID": id, "RESULTS_DIR": dir}
+		getenv := func(k string) string {
+			if v, ok := over[k]; ok {
+				return v
+			}
+			return e.Getenv(k)
+		}
+		c, err := harness.Load(e.Root, getenv, e.Now())
+		env := e
+		env.Getenv = getenv
+		env.Environ = append(append([]string(nil), e.Environ...), "TIER="+tier, "SCENARIOS="+name, rateVar+"="+over[rateVar], "DURATION="+step, "RESULTS_DIR="+dir)
+		return c, env, err
+	}
+	// Every step's configuration is the first's but for its rate: a bad knob fails before any load.
+	if _, _, err := configure(s.Start, 1); err != nil {
+		return fail("%v", err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		fmt.Fprintf(e.Stderr, "loadtest: capacity: %v\n", err)
+		return harness.ExitEnvironment
+	}
+	var res capacity.Result
+	save := func() {
+		if err := capacity.Write(dir, res); err != nil {
+			fmt.Fprintf(e.Stderr, "loadtest: capacity: writing %s: %v\n", dir, err)
+		}
+	}
+	s.Log = func(format string, a ...any) { fmt.Fprintf(e.Stderr, "loadtest: "+format+"\n", a...) }
+	s.Measure = func(ctx context.Context, rate float64, attempt int) (capacity.Step, error) {
+		c, env, err := configure(rate, attempt)
+		if err != nil {
+			return capacity.Step{Rate: rate, Attempt: attempt, Problem: err.Error()}, err
+		}
+		fmt.Fprintf(e.Stderr, "loadtest: capacity: %s at %g/%s for %s (%s)\n", name, rate, unit, step, c.RunID)
+		start := e.Now()
+		runOne(ctx, env, "run", c)
+		st := capacity.Step{RunID: c.RunID}
+		if sum, err := report.Load(c.RunDir()); err == nil {
+			st = capacity.FromSummary(sum, name)
+		} else {
+			st.Problem = err.Error()
+		}
+		st.Rate, st.Attempt, st.TookS = rate, attempt, e.Now().Sub(start).Seconds()
+		st.RunDir, _ = filepath.Rel(dir, c.RunDir())
+		res.Steps = append(res.Steps, st)
+		save()
+		if st.Problem != "" {
+			return st, errors.New(st.RunID + ": " + st.Problem)
+		}
+		return st, nil
+	}
+	fmt.Fprintf(e.Stderr, "loadtest: capacity: %s from %g/%s, ×%g until a confirmed breach (at most %g), then bisection to %.0f %%; %s a step; results in %s\n", name, s.Start, unit, s.Factor, s.Max, s.Precision*100, step, dir)
+	res, err = s.Run(ctx, e.Now)
+	save()
+	fmt.Fprint(e.Stdout, capacity.Text(res))
+	switch {
+	case ctx.Err() != nil:
+		return harness.ExitInterrupted
+	case err != nil:
+		fmt.Fprintf(e.Stderr, "loadtest: capacity: a step gave no verdict, so the search stopped: %v\n", err)
+		return harness.ExitNoResults
+	case res.Knee == 0:
+		return harness.ExitThresholds
+	}
+	return harness.ExitOK
+}
