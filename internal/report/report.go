@@ -27,19 +27,19 @@ const (
 
 // Run is run.json: what was run, where, with what, and how each k6 process ended.
 type Run struct {
-	RunID      string            `json:"run_id"`
-	StartedAt  time.Time         `json:"started_at"`
-	EndedAt    time.Time         `json:"ended_at"`
-	DurationS  float64           `json:"duration_s"`
-	Command    string            `json:"command"`
-	Tiers      []string          `json:"tiers"`
-	Certctl    Certctl           `json:"certctl"`
-	Images     map[string]string `json:"images"`
-	ImageIDs   map[string]string `json:"image_ids"`
-	ImagePins  map[string]string `json:"image_pins,omitempty"` // image that ran in place of a .env pin → that pin
-	K6Version  string            `json:"k6_version"`
+	RunID     string            `json:"run_id"`
+	StartedAt time.Time         `json:"started_at"`
+	EndedAt   time.Time         `json:"ended_at"`
+	DurationS float64           `json:"duration_s"`
+	Command   string            `json:"command"`
+	Tiers     []string          `json:"tiers"`
+	Certctl   Certctl           `json:"certctl"`
+	Images    map[string]string `json:"images"`
+	ImageIDs  map[string]string `json:"image_ids"`
+	ImagePins map[string]string `json:"image_pins,omitempty"` // image that ran in place of a .env pin → that pin
+	K6Version string            `json:"k6_version"`
 	// Harness is the revision of this harness that ran (git, "-dirty" with local changes).
-	Harness string `json:"harness,omitempty"`
+	Harness    string            `json:"harness,omitempty"`
 	Host       Host              `json:"host"`
 	Config     map[string]string `json:"config"`
 	Scenarios  []ScenarioRun     `json:"scenarios"`
