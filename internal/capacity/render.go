@@ -42,7 +42,7 @@ func Text(r Result) string {
 	fmt.Fprintf(&b, "  a breach counts when a repeat at the same rate breaches too; each step is an ordinary run (its directory below)\n\n")
 	fmt.Fprintf(&b, "%s\n", r.Verdict)
 	if k := r.KneeStep; k != nil {
-		fmt.Fprintf(&b, "  at the knee, %g/%s: p50 %.1f ms, p95 %.1f ms, p99 %.1f ms, %g/s achieved\n", k.Rate, r.Unit, k.P50, k.P95, k.P99, k.Achieved)
+		fmt.Fprintf(&b, "  at the knee, %g/%s: p50 %.1f ms, p95 %.1f ms, p99 %.1f ms, %.1f/s achieved\n", k.Rate, r.Unit, k.P50, k.P95, k.P99, k.Achieved)
 		if k.Server != "" {
 			fmt.Fprintf(&b, "    server: %s\n", k.Server)
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -150,6 +151,8 @@ func capacityCmd(ctx context.Context, e Env) int {
 		}
 		fmt.Fprintf(e.Stderr, "loadtest: capacity: %s at %g/%s for %s (%s)\n", name, rate, unit, step, c.RunID)
 		start := e.Now()
+		// Each step's summary is in its directory; the search prints the curve.
+		env.Stdout = io.Discard
 		runOne(ctx, env, "run", c)
 		st := capacity.Step{RunID: c.RunID}
 		if sum, err := report.Load(c.RunDir()); err == nil {

@@ -1,0 +1,96 @@
+package e2e
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"certctl-loadtest/internal/capacity"
+	"certctl-loadtest/internal/compare"
+)
+
+// The capacity search against the real certctl, with a knee put where a short test can find it: two
+// VUs and 300 ms added to every list call carry at most about 6.6 calls a second, so 4/s holds, 8/s drops
+// iterations (confirmed by its repeat), and bisection tries 6/s.
+func TestCapacityFindsTheKnee(t *testing.T) {
+	t.Parallel()
+	results := t.TempDir()
+	r := run(t, append(stackEnv(t), "RESULTS_DIR="+results, "SCENARIO=list_certificates", "CAPACITY_START=4", "CAPACITY_MAX=8",
+		"CAPACITY_PRECISION=0.5", "CAPACITY_STEP=10s", "PRE_VUS=2", "MAX_VUS=2", "FAULT_LATENCY=300ms", "FAULT_ROUTE=GET /api/v1/certificates$"),
+		"make", "capacity")
+	wantCode(t, r, 0)
+	b, err := os.ReadFile(filepath.Join(results, r.runID, "capacity.json"))
+	if err != nil {
+		t.Fatalf("no capacity.json: %v\n%s", err, r.output)
+	}
+	var c capacity.Result
+	if err := json.Unmarshal(b, &c); err != nil {
+		t.Fatal(err)
+	}
+	if c.Knee < 4 || c.Knee > 6 || c.Ceiling <= c.Knee || c.Ceiling > 8 || c.BreakStep == nil {
+		t.Fatalf("knee %g, ceiling %g: want 4–6 and above it up to 8\n%s", c.Knee, c.Ceiling, capacity.Text(c))
+	}
+	if !slices.ContainsFunc(c.BreakStep.Broke, func(x capacity.Breach) bool { return x.Kind == "dropped iterations" }) {
+		t.Errorf("what broke at %g/s: %+v, want dropped iterations", c.Ceiling, c.BreakStep.Broke)
+	}
+	repeats := 0
+	for _, s := range c.Steps {
+		if s.Attempt == 2 {
+			repeats++
+		}
+		if _, err := os.Stat(filepath.Join(results, r.runID, s.RunDir, "summary.json")); err != nil {
+			t.Errorf("step %g/s (attempt %d): no summary in %s", s.Rate, s.Attempt, s.RunDir)
+		}
+		if s.Passed && (s.Dropped > 0 || s.Achieved < s.Rate*0.9) {
+			t.Errorf("step %g/s held with %g dropped and %g/s achieved", s.Rate, s.Dropped, s.Achieved)
+		}
+	}
+	if repeats == 0 || c.KneeStep.Server == "" {
+		t.Errorf("repeats %d (a breach is confirmed by one), server at the knee %q", repeats, c.KneeStep.Server)
+	}
+	wantOutput(t, r, `knee at [46]/s: held there, breached at [68]/s \(dropped iterations`)
+}
+
+// make compare-builds against the real release and the real next build, one short run each: main's
+// audit chain makes every API and ACME scenario's median many times slower, and compare must say so
+// with the statement that took the time.
+func TestCompareBuildsNamesTheRegression(t *testing.T) {
+	next := os.Getenv("CERTCTL_NEXT_DIST")
+	if next == "" {
+		t.Skip("CERTCTL_NEXT_DIST is not set: no second certctl build to compare the release with")
+	}
+	t.Parallel()
+	results := t.TempDir()
+	// A minute: main's lock queue takes seconds to build, and a shorter run's first blocks are too
+	// unlike its last for any interval to be tight.
+	r := run(t, append(stackEnv(t), "RESULTS_DIR="+results, "OLD="+dist, "NEW="+next, "RUNS=1", "TIER=api,acme", "DURATION=1m"),
+		"make", "compare-builds")
+	wantCode(t, r, 2) // make's code for a failed recipe: compare exited 1
+	wantOutput(t, r, `verdict: REGRESSED: \S+ p50 [+×]`)
+	b, err := os.ReadFile(filepath.Join(results, r.runID, "compare.json"))
+	if err != nil {
+		t.Fatalf("no compare.json: %v", err)
+	}
+	var c compare.Result
+	if err := json.Unmarshal(b, &c); err != nil {
+		t.Fatal(err)
+	}
+	// Every scenario's median is slower: many times once the audit chain's lock queue has built, a third
+	// or more when a run ends before it does (docs/comparing.md). Beside two other stacks on two CPUs,
+	// one run a side, at least two of the three must come out significant.
+	named := 0
+	for _, sc := range []string{"acme_flow", "issuance_acceptance", "list_certificates"} {
+		if slices.ContainsFunc(c.Regressed, func(s string) bool { return strings.HasPrefix(s, sc+" p50 ") }) {
+			named++
+		}
+	}
+	if named < 2 {
+		t.Errorf("medians named regressed in %d scenarios of 3: %q", named, c.Regressed)
+	}
+	if c.Cause == nil || len(c.Cause.Statements) == 0 || c.Cause.Statements[0].Query != "INSERT INTO audit_events" {
+		t.Errorf("cause %+v: want the audit INSERT first", c.Cause)
+	}
+}
