@@ -79,9 +79,9 @@ compare: $(LOADTEST) ## Compare two sets of runs: make compare OLD=results/a[,re
 compare-builds: $(LOADTEST) ## Release vs next in one command: OLD and NEW builds (CERTCTL_DIST dirs or images), RUNS=3 alternating runs each (TIER=api,acme DURATION=2m), then compare
 	@scripts/compare-builds.sh
 
-baseline: $(LOADTEST) ## Record a run in docs/baselines/<build>/<NAME>.json with its samples and regenerate the docs (RUN=<dir>; without RUN, a run is made now)
+baseline: $(LOADTEST) ## Record a run in docs/baselines/<BUILD>/<NAME>.json with its samples, regenerate the docs (RUN=<dir>, else a run now; BUILD=weekly for the trend's)
 	@if [ -z "$(RUN)" ]; then LOADTEST_GOAL=baseline $(LOADTEST) run || { code=$$?; [ $$code = 99 ] || exit $$code; }; fi
-	@$(LOADTEST) baseline $(if $(NAME),--name $(NAME)) $(or $(RUN),results/latest)
+	@$(LOADTEST) baseline $(if $(NAME),--name $(NAME)) $(if $(BUILD),--build $(BUILD)) $(or $(RUN),results/latest)
 
 check: $(LOADTEST) ## Validate the configuration and print the plan (each scenario's load as k6 resolves it) without running anything
 	@$(LOADTEST) check

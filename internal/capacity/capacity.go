@@ -38,6 +38,8 @@ type Step struct {
 	P50      float64  `json:"p50_ms"`
 	P95      float64  `json:"p95_ms"`
 	P99      float64  `json:"p99_ms"`
+	// BudgetP95 is the scenario's tightest p95 budget in ms (0: none), for the plot.
+	BudgetP95 float64 `json:"budget_p95_ms,omitempty"`
 	// Server is the run's diagnosis: its limiting finding when one was named, else its headroom.
 	Server  string  `json:"server,omitempty"`
 	TookS   float64 `json:"took_s"`
@@ -82,7 +84,6 @@ type Result struct {
 	BreakStep *Step     `json:"break_step,omitempty"`
 	Verdict   string    `json:"verdict"`
 	Steps     []Step    `json:"steps"`
-	Budget    []string  `json:"budget,omitempty"` // the scenario's thresholds, as the steps judged them
 	StartedAt time.Time `json:"started_at"`
 	TookS     float64   `json:"took_s"`
 }

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"certctl-loadtest/internal/chart"
 )
 
 func JSON(r Result) ([]byte, error) {
@@ -81,7 +83,37 @@ func Text(r Result) string {
 	return b.String()
 }
 
-// Write puts capacity.json and capacity.txt in dir; it is called after every step, so an interrupted
+// SVG is capacity.svg: the curve, rate against p50/p95/p99, the p95 budget and the knee.
+func SVG(r Result) string {
+	c := chart.Chart{Title: fmt.Sprintf("%s: latency against arrival rate (each step %gs)", r.Scenario, r.StepS),
+		XLabel: "arrival rate, per " + map[string]string{"s": "second", "m": "minute"}[r.Unit], YLabel: "ms (log)", LogY: true}
+	curve := Curve(r)
+	var p50, p95, p99, budget []chart.Point
+	for _, s := range curve {
+		if s.Problem != "" {
+			continue
+		}
+		p50 = append(p50, chart.Point{X: s.Rate, Y: s.P50})
+		p95 = append(p95, chart.Point{X: s.Rate, Y: s.P95})
+		p99 = append(p99, chart.Point{X: s.Rate, Y: s.P99})
+		if s.BudgetP95 > 0 {
+			budget = append(budget, chart.Point{X: s.Rate, Y: s.BudgetP95})
+		}
+	}
+	c.Series = []chart.Series{{Name: "p50", Points: p50}, {Name: "p95", Points: p95}, {Name: "p99", Points: p99}}
+	if len(budget) > 0 {
+		c.Series = append(c.Series, chart.Series{Name: "p95 budget", Points: budget, Dashed: true})
+	}
+	if r.Knee > 0 {
+		c.Marks = append(c.Marks, chart.Mark{X: r.Knee, Label: fmt.Sprintf("knee %g/%s", r.Knee, r.Unit)})
+	}
+	if r.Ceiling > 0 {
+		c.Marks = append(c.Marks, chart.Mark{X: r.Ceiling, Label: "breach"})
+	}
+	return chart.SVG(c)
+}
+
+// Write puts capacity.json, capacity.txt and capacity.svg in dir; it is called after every step, so an interrupted
 // search keeps what it measured.
 func Write(dir string, r Result) error {
 	b, err := JSON(r)
@@ -91,5 +123,8 @@ func Write(dir string, r Result) error {
 	if err := os.WriteFile(filepath.Join(dir, "capacity.json"), b, 0o644); err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(dir, "capacity.txt"), []byte(Text(r)), 0o644)
+	if err := os.WriteFile(filepath.Join(dir, "capacity.txt"), []byte(Text(r)), 0o644); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "capacity.svg"), []byte(SVG(r)), 0o644)
 }

@@ -2,6 +2,7 @@ package capacity
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"certctl-loadtest/internal/report"
@@ -22,6 +23,11 @@ func FromSummary(s report.Summary, scenario string) Step {
 		st.Achieved, st.Dropped, st.Requests, st.Errors = r.AchievedRatePerS, r.DroppedIterations, r.Requests, r.ErrorRate
 		st.P50, st.P95, st.P99 = r.LatencyMS.P50, r.LatencyMS.P95, r.LatencyMS.P99
 		for _, t := range r.Thresholds {
+			if agg, limit, ok := strings.Cut(t.Expression, "<"); ok && agg == "p(95)" && kindOf(t.Metric) == "latency" {
+				if v, err := strconv.ParseFloat(strings.TrimPrefix(limit, "="), 64); err == nil && (st.BudgetP95 == 0 || v < st.BudgetP95) {
+					st.BudgetP95 = v
+				}
+			}
 			if !t.OK {
 				st.Broke = append(st.Broke, Breach{Kind: kindOf(t.Metric), Threshold: t.Metric + " " + t.Expression, Measured: t.Measured()})
 			}

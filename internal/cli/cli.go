@@ -49,6 +49,13 @@ var usage = `usage:
                              record a finished run as docs/baselines/<build>/<name>.json (its summary and
                              who recorded it from what) with its samples trimmed to <name>.raw/, then
                              regenerate the docs' tables; <build> is the certctl build or image tag
+  loadtest trend fetch --out DIR [--weeks N] [--exclude RUN_ID]
+                             the weekly workflow's previous scheduled runs' loadtest-* artifacts, through
+                             GitHub's REST API (GITHUB_TOKEN, GITHUB_REPOSITORY, GITHUB_REF_NAME)
+  loadtest trend report --current DIR --out DIR [--history DIR] [--baselines DIR] [--tolerance F]
+                             this week's runs against last week's and the baselines, and each scenario's
+                             p95 and achieved rate over the weeks: trend.md, trend.json, trend-*.svg;
+                             exits 1 on a regression
   loadtest check             validate the configuration and print the plan: each selected scenario's
                              load as k6 inspect resolves it, and the load's wall time
   loadtest docs [--check]    regenerate the tables the docs carry from the code (--check: fail if stale)
@@ -99,6 +106,8 @@ func Main(ctx context.Context, e Env) int {
 		return compareCmd(e, args)
 	case "baseline":
 		return baselineCmd(ctx, e, args)
+	case "trend":
+		return trendCmd(ctx, e, args)
 	case "capacity":
 		if len(args) > 0 {
 			fmt.Fprintf(e.Stderr, "loadtest: capacity takes no arguments (got %q): set SCENARIO and the CAPACITY_* knobs in the environment; see docs/capacity.md\n", strings.Join(args, " "))

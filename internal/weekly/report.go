@@ -1,0 +1,152 @@
+package weekly
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"certctl-loadtest/internal/compare"
+)
+
+// Options say where this week, the previous weeks and the baselines are.
+type Options struct {
+	Current   string // this run's artifacts, as downloaded
+	History   string // what Fetch wrote; may be missing (a failed fetch)
+	Baselines string // docs/baselines/weekly: <label>.json (+ <label>.raw/)
+	Out       string
+	Tolerance float64
+	Now       time.Time
+}
+
+// Output is trend.json.
+type Output struct {
+	Schema      string       `json:"schema"`
+	Verdict     string       `json:"verdict"` // regressed | no regression
+	Notes       []string     `json:"notes"`
+	Comparisons []Comparison `json:"comparisons"`
+	Trend       Trend        `json:"trend"`
+}
+
+// Report compares this week with last week and with the baselines, writes trend.md, trend.json and the
+// plots into Out, and says whether anything regressed.
+func Report(o Options) (Output, error) {
+	out := Output{Schema: "certctl-loadtest/trend@1", Verdict: "no regression", Notes: []string{}, Comparisons: []Comparison{}}
+	cur, err := LoadWeek(o.Current, "this run", o.Now)
+	if err != nil {
+		return out, fmt.Errorf("this run's results: %w", err)
+	}
+	if len(cur.Runs) == 0 {
+		return out, fmt.Errorf("%s holds no loadtest-<label>-<id>-<attempt> folder: no run of this week to compare", o.Current)
+	}
+	history, err := LoadHistory(o.History)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		out.Notes = append(out.Notes, "no previous weeks were fetched (see the fetch step): compared with the baselines only")
+	case err != nil:
+		return out, err
+	}
+	labels := make([]string, 0, len(cur.Runs))
+	for l := range cur.Runs {
+		labels = append(labels, l)
+	}
+	sort.Strings(labels)
+	for _, label := range labels {
+		dir := cur.Runs[label]
+		var prev *Week
+		for i := len(history) - 1; i >= 0; i-- {
+			if history[i].Runs[label] != "" {
+				prev = &history[i]
+				break
+			}
+		}
+		if prev == nil {
+			out.Notes = append(out.Notes, fmt.Sprintf("%s: no earlier week ran it", label))
+		} else {
+			out.Comparisons = append(out.Comparisons, compareOne(label, "last week ("+prev.Label+")", prev.Runs[label], dir, o))
+		}
+		base := filepath.Join(o.Baselines, label+".json")
+		if _, err := os.Stat(base); err != nil {
+			out.Notes = append(out.Notes, fmt.Sprintf("%s: no committed baseline (%s): record one with make baseline RUN=<this run's folder> BUILD=%s NAME=%s", label, base, filepath.Base(o.Baselines), label))
+		} else {
+			out.Comparisons = append(out.Comparisons, compareOne(label, "baseline "+base, base, dir, o))
+		}
+	}
+	for _, c := range out.Comparisons {
+		if c.Verdict == "regressed" {
+			out.Verdict = "regressed"
+		}
+	}
+	out.Trend = Build(append(history, cur))
+	return out, write(o.Out, out)
+}
+
+func compareOne(label, against, old, new string, o Options) Comparison {
+	c := Comparison{Run: label, Against: against, Regressed: []string{}, Warnings: []string{}}
+	r, err := compare.Compare(compare.Side{Label: strings.SplitN(against, " (", 2)[0], Dirs: []string{old}}, compare.Side{Label: "this week", Dirs: []string{new}},
+		compare.Options{Tolerance: o.Tolerance})
+	if err != nil {
+		c.Verdict, c.Error = "not compared", err.Error()
+		return c
+	}
+	c.Verdict, c.Regressed, c.Warnings, c.Result = r.Verdict, r.Regressed, r.Warnings, &r
+	return c
+}
+
+func write(dir string, out Output) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(out, "", "  ")
+	if err != nil {
+		return err
+	}
+	files := map[string]string{"trend.json": string(b) + "\n", "trend.md": Markdown(out)}
+	for name, svg := range SVGs(out.Trend) {
+		files[name] = svg
+	}
+	for name, body := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Markdown is trend.md, the job summary: the verdict, each comparison, the trend table.
+func Markdown(out Output) string {
+	var b strings.Builder
+	icon := "✅"
+	if out.Verdict == "regressed" {
+		icon = "❌"
+	}
+	fmt.Fprintf(&b, "## %s Weekly trend: %s\n\n", icon, out.Verdict)
+	for _, c := range out.Comparisons {
+		line := fmt.Sprintf("- **%s** against %s: %s", c.Run, c.Against, c.Verdict)
+		if len(c.Regressed) > 0 {
+			line += ": " + strings.Join(c.Regressed, "; ")
+		}
+		if c.Error != "" {
+			line += ": " + c.Error
+		}
+		b.WriteString(line + "\n")
+	}
+	for _, n := range out.Notes {
+		fmt.Fprintf(&b, "- %s\n", n)
+	}
+	b.WriteString("\n")
+	b.WriteString(TrendMarkdown(out.Trend))
+	b.WriteString("\nPlots: `trend-p95.svg` and `trend-rate.svg` in this job's artifact.\n")
+	for _, c := range out.Comparisons {
+		if c.Result == nil {
+			continue
+		}
+		fmt.Fprintf(&b, "\n<details><summary>%s against %s: %s</summary>\n\n%s\n</details>\n", c.Run, c.Against, c.Verdict, compare.Markdown(*c.Result))
+	}
+	return b.String()
+}
