@@ -3,7 +3,10 @@ package capacity
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -13,7 +16,8 @@ import (
 func fake(limit float64, flaky map[float64]bool, calls *[]string) func(context.Context, float64, int) (Step, error) {
 	return func(_ context.Context, rate float64, attempt int) (Step, error) {
 		*calls = append(*calls, fmt.Sprintf("%g/%d", rate, attempt))
-		st := Step{Rate: rate, Attempt: attempt, P95: rate, Passed: rate <= limit && !(flaky[rate] && attempt == 1)}
+		st := Step{Rate: rate, Attempt: attempt, P50: rate / 10, P95: rate, P99: rate * 2, Achieved: rate, BudgetP95: limit, RunDir: fmt.Sprintf("r%g-%d", rate, attempt),
+			Passed: rate <= limit && !(flaky[rate] && attempt == 1)}
 		if !st.Passed {
 			st.Broke = []Breach{{Kind: "latency", Threshold: "http_req_duration p(95)<800", Measured: "p(95)=912 ms"}}
 		}
@@ -46,6 +50,25 @@ func TestRampConfirmBisect(t *testing.T) {
 	curve := Curve(r)
 	if len(curve) != 7 || !curve[1].Passed || curve[1].Attempt != 2 {
 		t.Errorf("curve %+v: one step a rate, 100/s held on its repeat", curve)
+	}
+	golden(t, "search.txt", Text(r))
+	golden(t, "search.svg", SVG(r))
+}
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		os.WriteFile(path, []byte(got), 0o644)
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (go test ./internal/capacity -update writes it)", err)
+	}
+	if string(want) != got {
+		t.Errorf("%s differs (go test ./internal/capacity -update, then read the diff):\n%s", path, got)
 	}
 }
 

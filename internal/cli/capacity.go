@@ -117,6 +117,13 @@ func capacityCmd(ctx context.Context, e Env) int {
 			id += "-2"
 		}
 		over := map[string]string{"TIER": tier, "SCENARIOS": name, rateVar: strconv.Itoa(int(rate)), "DURATION": step, "RUN_ID": id, "RESULTS_DIR": dir}
+		// VUs ready from the start for a second of latency at this rate, as each scenario sizes them for its
+		// own: VUs k6 adds mid-run start late, and their dropped iterations would be a knee of k6's making.
+		for k, v := range vusFor(rate, unit, rows[0].PreVUs, rows[0].MaxVUs) {
+			if e.Getenv(k) == "" {
+				over[k] = v
+			}
+		}
 		getenv := func(k string) string {
 			if v, ok := over[k]; ok {
 				return v
@@ -126,7 +133,12 @@ func capacityCmd(ctx context.Context, e Env) int {
 		c, err := harness.Load(e.Root, getenv, e.Now())
 		env := e
 		env.Getenv = getenv
-		env.Environ = append(append([]string(nil), e.Environ...), "TIER="+tier, "SCENARIOS="+name, rateVar+"="+over[rateVar], "DURATION="+step, "RESULTS_DIR="+dir)
+		env.Environ = append([]string(nil), e.Environ...)
+		for _, k := range []string{"TIER", "SCENARIOS", rateVar, "DURATION", "RESULTS_DIR", "PRE_VUS", "MAX_VUS"} {
+			if v, ok := over[k]; ok {
+				env.Environ = append(env.Environ, k+"="+v)
+			}
+		}
 		return c, env, err
 	}
 	// Every step's configuration is the first's but for its rate: a bad knob fails before any load.
@@ -183,4 +195,20 @@ func capacityCmd(ctx context.Context, e Env) int {
 		return harness.ExitThresholds
 	}
 	return harness.ExitOK
+}
+
+// vusFor is a step's PRE_VUS and MAX_VUS: a second of arrivals ready, never fewer than the scenario's.
+func vusFor(rate float64, unit string, pre, max int) map[string]string {
+	perS := rate
+	if unit == "m" {
+		perS = rate / 60
+	}
+	need := int(perS + 0.999)
+	if need < pre {
+		need = pre
+	}
+	if max < need {
+		max = need
+	}
+	return map[string]string{"PRE_VUS": strconv.Itoa(need), "MAX_VUS": strconv.Itoa(max)}
 }

@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -78,6 +79,19 @@ func (f Fetcher) Fetch(ctx context.Context, out string) (Index, error) {
 	if f.HTTP == nil {
 		f.HTTP = &http.Client{Timeout: 5 * time.Minute}
 	}
+	// The artifact's download answers with a redirect to a signed storage URL: the token stays with the
+	// API's host and port (Go's own rule compares host names only).
+	c := *f.HTTP
+	c.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		if len(via) >= 10 {
+			return errors.New("stopped after 10 redirects")
+		}
+		if req.URL.Host != via[0].URL.Host {
+			req.Header.Del("Authorization")
+		}
+		return nil
+	}
+	f.HTTP = &c
 	if f.Log == nil {
 		f.Log = io.Discard
 	}
@@ -143,6 +157,7 @@ func (f Fetcher) fetchRun(ctx context.Context, out string, ref *RunRef) error {
 		return err
 	}
 	ref.Dir = strconv.Itoa(ref.Number)
+	sort.Slice(list.Artifacts, func(i, j int) bool { return list.Artifacts[i].Name < list.Artifacts[j].Name })
 	expired := 0
 	for _, a := range list.Artifacts {
 		if Label(a.Name) == "" {

@@ -112,11 +112,20 @@ func runActOn(t *testing.T, wf, event string, payload string, env []string, args
 	// act reads the repository's .env by default, and that is compose's file of image pins: they would
 	// override images/offline.env. An env file of our own keeps it out.
 	envFile := filepath.Join(tmp, "act.env")
+	// A caller's ACT_ARTIFACT_SINK holds artifacts already, as this workflow run's earlier jobs left them.
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "ACT_ARTIFACT_SINK="); ok {
+			sink = v
+		}
+	}
 	lines := []string{"IMAGES=offline", "ACT_ARTIFACT_SINK=" + sink, "GITHUB_RUN_ID=" + runID}
 	withDist := true
 	for _, kv := range env {
 		if kv == withoutDist {
 			withDist = false
+			continue
+		}
+		if strings.HasPrefix(kv, "ACT_ARTIFACT_SINK=") {
 			continue
 		}
 		lines = append(lines, kv)
