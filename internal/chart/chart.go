@@ -92,15 +92,19 @@ func SVG(c Chart) string {
 		}
 	}
 	for _, t := range xt {
+		if t.X < x0 || t.X > x1 {
+			continue
+		}
 		fmt.Fprintf(&b, `<text x="%s" y="%d" text-anchor="middle">%s</text>`+"\n", f1(fx(t.X)), c.Height-bottom+16, esc(t.Label))
 	}
 	fmt.Fprintf(&b, `<line x1="%d" x2="%d" y1="%d" y2="%d" stroke="#333"/>`+"\n", left, c.Width-right, c.Height-bottom, c.Height-bottom)
 	fmt.Fprintf(&b, `<line x1="%d" x2="%d" y1="%d" y2="%d" stroke="#333"/>`+"\n", left, left, top, c.Height-bottom)
 	fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="middle">%s</text>`+"\n", left+int(pw/2), c.Height-bottom+34, esc(c.XLabel))
 	fmt.Fprintf(&b, `<text transform="translate(14 %d) rotate(-90)" text-anchor="middle">%s</text>`+"\n", top+int(ph/2), esc(c.YLabel))
-	for _, m := range c.Marks {
+	for i, m := range c.Marks {
 		fmt.Fprintf(&b, `<line x1="%s" x2="%s" y1="%d" y2="%d" stroke="#555" stroke-dasharray="2 3"/>`+"\n", f1(fx(m.X)), f1(fx(m.X)), top, c.Height-bottom)
-		fmt.Fprintf(&b, `<text x="%s" y="%d" fill="#333">%s</text>`+"\n", f1(fx(m.X)+4), top+12, esc(m.Label))
+		// Labels one under the other: marks can stand close together.
+		fmt.Fprintf(&b, `<text x="%s" y="%d" fill="#333">%s</text>`+"\n", f1(fx(m.X)+4), top+12+14*i, esc(m.Label))
 	}
 	// Lines, points, legend.
 	for i, s := range c.Series {
