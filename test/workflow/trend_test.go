@@ -87,7 +87,8 @@ func githubAPI(t *testing.T, weeks ...string) *httptest.Server {
 	return srv
 }
 
-// The trend job on recorded artifacts, offline: this run's artifact is in the sink as the tiers' job left
+// The trend job (testdata/trend.yml: the workflow's trend job without the load-test jobs it needs, which
+// act would run first) on recorded artifacts, offline: this run's artifact is in the sink as the tiers' job left
 // it, the previous weeks come from the API stand-in. A week like the last passes; the week main-151107c's
 // audit chain landed fails the job, after the comparison is in the job summary and the artifact.
 func TestTrendJob(t *testing.T) {
@@ -110,8 +111,8 @@ func TestTrendJob(t *testing.T) {
 			if out, err := exec.Command("cp", "-r", recorded(c.current), filepath.Join(sink, "loadtest-all-999-1")).CombinedOutput(); err != nil {
 				t.Fatalf("%v: %s", err, out)
 			}
-			r := runAct(t, "schedule", `{}`, []string{"ACT_ARTIFACT_SINK=" + sink, "LOADTEST_GITHUB_API_URL=" + api.URL},
-				"--job", "trend", "-s", "GITHUB_TOKEN=test-token")
+			r := runActOn(t, filepath.Join("test", "workflow", "testdata", "trend.yml"), "schedule", `{}`,
+				[]string{"ACT_ARTIFACT_SINK=" + sink, "LOADTEST_GITHUB_API_URL=" + api.URL}, "-s", "GITHUB_TOKEN=test-token")
 			if (r.code != 0) != c.wantCode {
 				t.Fatalf("act exited %d:\n%s", r.code, r.output)
 			}
