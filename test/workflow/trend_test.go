@@ -57,8 +57,10 @@ func githubAPI(t *testing.T, weeks ...string) *httptest.Server {
 	for i, w := range weeks {
 		zips[100+i] = zipDir(t, recorded(w))
 	}
-	runsRE := regexp.MustCompile(`^/repos/[^/]+/[^/]+/actions/workflows/loadtest\.yml/runs$`)
-	artifactsRE := regexp.MustCompile(`^/repos/[^/]+/[^/]+/actions/runs/(\d+)/artifacts$`)
+	// Any repository: act names it after the checkout's remote, which in a clone of a local repository is
+	// a path, not owner/name.
+	runsRE := regexp.MustCompile(`^/repos/.+/actions/workflows/loadtest\.yml/runs$`)
+	artifactsRE := regexp.MustCompile(`^/repos/.+/actions/runs/(\d+)/artifacts$`)
 	var srv *httptest.Server
 	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Authorization") == "" {
