@@ -16,11 +16,12 @@ INSERT INTO renewal_policies (id, name, renewal_window_days, auto_renew)
 VALUES (:'policy_id', 'certctl-loadtest 30-day', 30, true)
 ON CONFLICT DO NOTHING;
 
--- GenericCA without a CA path: certctl generates the CA in memory, anew after every start
--- (docs/certctl-findings.md#local-ca-ephemeral).
+-- GenericCA in its sub-CA mode: it signs with the intermediate fixtures/tls-init.sh issued under the
+-- stack's CA, so what it issues chains to /tls/ca.crt (without a path certctl makes up a CA at every
+-- start: docs/certctl-findings.md#local-ca-ephemeral). The server reads the files at boot.
 INSERT INTO issuers (id, name, type, config, enabled)
 VALUES (:'issuer_id', 'certctl-loadtest local CA', 'GenericCA',
-        '{"ca_common_name": "certctl-loadtest issuing CA", "validity_days": 90}', true)
+        '{"ca_common_name": "certctl-loadtest issuing CA", "validity_days": 90, "ca_cert_path": "/tls/issuing-ca.crt", "ca_key_path": "/tls/issuing-ca.key"}', true)
 ON CONFLICT DO NOTHING;
 
 INSERT INTO certificate_profiles (id, name, description, max_ttl_seconds, acme_auth_mode)

@@ -45,6 +45,11 @@ type Config struct {
 	Profiles []string
 	// MaxTokens caps the active login tokens; 0 means no cap.
 	MaxTokens int
+	// VirtualListen, when set, is a virtual server's address: TLS with the
+	// certificate, key and chain VirtualProfile holds at each handshake, so a
+	// deployment through the REST API is what its clients see next.
+	VirtualListen  string
+	VirtualProfile string
 	// Healthcheck makes the binary probe a running instance instead of
 	// serving.
 	Healthcheck bool
@@ -113,6 +118,13 @@ func LoadConfig(getenv func(string) string, args []string) (Config, error) {
 		cfg.MaxTokens = n
 	}
 
+	if v := strings.TrimSpace(getenv("F5_VIRTUAL_LISTEN")); v != "" {
+		if _, port, err := net.SplitHostPort(v); err != nil || port == "" {
+			return cfg, fmt.Errorf("F5_VIRTUAL_LISTEN: %q is not host:port", v)
+		}
+		cfg.VirtualListen = v
+	}
+
 	seen := map[string]bool{}
 	for _, p := range strings.Split(env("F5_SSL_PROFILES", DefaultProfiles), ",") {
 		if p = strings.TrimSpace(p); p == "" {
@@ -126,6 +138,16 @@ func LoadConfig(getenv func(string) string, args []string) (Config, error) {
 			seen[full] = true
 			cfg.Profiles = append(cfg.Profiles, full)
 		}
+	}
+	if cfg.VirtualListen != "" {
+		full, err := profilePath(env("F5_VIRTUAL_PROFILE", DefaultProfiles))
+		if err != nil {
+			return cfg, fmt.Errorf("F5_VIRTUAL_PROFILE: %w", err)
+		}
+		if !seen[full] && full != "/Common/clientssl" {
+			return cfg, fmt.Errorf("F5_VIRTUAL_PROFILE=%s is not among F5_SSL_PROFILES (%s): the virtual server would serve a profile that does not exist", full, strings.Join(cfg.Profiles, ","))
+		}
+		cfg.VirtualProfile = full
 	}
 	return cfg, nil
 }

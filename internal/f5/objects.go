@@ -39,10 +39,13 @@ type certObj struct {
 type keyObj struct {
 	partition, name string
 	pub             crypto.PublicKey
-	keyType         string
-	keySize         int
-	curve           string
-	generation      int64
+	// signer is kept for the virtual server (virtual.go), which serves the
+	// profile's pair; the REST API never shows it.
+	signer     crypto.Signer
+	keyType    string
+	keySize    int
+	curve      string
+	generation int64
 }
 
 func fullPath(partition, name string) string { return "/" + partition + "/" + name }
@@ -169,7 +172,7 @@ func curveName(c elliptic.Curve) string {
 func newKeyObj(partition, name string, k crypto.Signer, gen int64) *keyObj {
 	pub := k.Public()
 	kt, size, curve := describeKey(pub, "private")
-	return &keyObj{partition: partition, name: name, pub: pub, keyType: kt, keySize: size, curve: curve, generation: gen}
+	return &keyObj{partition: partition, name: name, pub: pub, signer: k, keyType: kt, keySize: size, curve: curve, generation: gen}
 }
 
 // keyMatches reports whether the key object's public key is the

@@ -130,8 +130,21 @@ func Run(ctx context.Context, cfg Config, stderr io.Writer) error {
 	hs := NewHTTPServer(NewHandler(api, hostname), cert, stderr)
 	fmt.Fprintf(stderr, "f5-standin: BIG-IP %s iControl REST stand-in listening on https://%s (TLS 1.2+, HTTP/1.1) %s\n", Version, ln.Addr(), cfg)
 
-	serveErr := make(chan error, 1)
+	servers := []*http.Server{hs}
+	serveErr := make(chan error, 2)
 	go func() { serveErr <- hs.ServeTLS(ln, "", "") }()
+	if cfg.VirtualListen != "" {
+		vln, err := net.Listen("tcp", cfg.VirtualListen)
+		if err != nil {
+			ln.Close()
+			return fmt.Errorf("refusing to start: F5_VIRTUAL_LISTEN=%s: %v", cfg.VirtualListen, err)
+		}
+		vs := NewVirtualServer(api, cfg.VirtualProfile, hostname)
+		vs.ErrorLog = hs.ErrorLog
+		servers = append(servers, vs)
+		fmt.Fprintf(stderr, "f5-standin: virtual server on https://%s serving client-ssl profile %s\n", vln.Addr(), cfg.VirtualProfile)
+		go func() { serveErr <- vs.ServeTLS(vln, "", "") }()
+	}
 	select {
 	case err := <-serveErr:
 		return err
@@ -139,8 +152,10 @@ func Run(ctx context.Context, cfg Config, stderr io.Writer) error {
 	}
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if err := hs.Shutdown(shutdownCtx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
-		return fmt.Errorf("shutdown: %w", err)
+	for _, s := range servers {
+		if err := s.Shutdown(shutdownCtx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+			return fmt.Errorf("shutdown: %w", err)
+		}
 	}
 	return nil
 }

@@ -135,10 +135,11 @@ var k6Passthrough = []string{"MAX_VUS", "PRE_VUS"}
 // K6Env reports whether a variable of the run's environment goes to the k6 containers.
 func K6Env(name string) bool {
 	switch name {
-	case "MAX_VUS", "PRE_VUS", "REQUEST_TIMEOUT", "EXPECT_TLS_VERSION", "BATCH_SIZE":
+	case "MAX_VUS", "PRE_VUS", "REQUEST_TIMEOUT", "EXPECT_TLS_VERSION", "BATCH_SIZE", "CERTCTL_SCHEDULER_JOB_PROCESSOR_INTERVAL":
 		return true
 	}
-	return strings.HasPrefix(name, "RATE_") || strings.HasPrefix(name, "VUS_") || strings.HasPrefix(name, "CONNECTOR_") || strings.HasPrefix(name, "SPOTCHECK_")
+	return strings.HasPrefix(name, "RATE_") || strings.HasPrefix(name, "VUS_") || strings.HasPrefix(name, "CONNECTOR_") || strings.HasPrefix(name, "SPOTCHECK_") ||
+		strings.HasPrefix(name, "DEPLOY_")
 }
 
 // Load reads the run's configuration. getenv is os.Getenv in production.
@@ -153,7 +154,7 @@ func Load(root string, getenv func(string) string, now time.Time) (Config, error
 	// In this order: a later step reads what an earlier one settled (tiers before the limiter,
 	// scenarios and DURATION before the bulk pool).
 	for _, step := range []func(getter) error{
-		c.loadTiers, c.loadDist, c.loadFaultProxy, c.loadTimes, c.loadImages, c.loadLoadShape,
+		c.loadTiers, c.loadDeploy, c.loadDist, c.loadFaultProxy, c.loadTimes, c.loadImages, c.loadLoadShape,
 		c.loadK6Checks, c.loadK6Outputs, func(g getter) error { return c.loadRunID(g, now) }, c.loadSecrets, c.loadLimiter,
 	} {
 		if err := step(get); err != nil {
@@ -184,6 +185,35 @@ func (c *Config) loadTiers(get getter) error {
 		c.Scenarios = append(c.Scenarios, tiers[t]...)
 	}
 
+	return nil
+}
+
+// DeployJobProcessorInterval is the job processor interval the deploy tier runs with when none is
+// given. certctl's own 30 s makes the processor claim every agent's Deployment job before the agent's
+// next poll, 30 s after the signing that created it, so no renewal would ever be deployed
+// (docs/certctl-findings.md#job-processor-steals). Renewals through the API do not wait for the processor
+// (agent key generation starts them AwaitingCSR), so a long interval costs the loop nothing.
+const DeployJobProcessorInterval = "1h"
+
+// loadDeploy checks certctl's job processor interval and gives the deploy tier its own default; run.json
+// and every deploy record show the one in force.
+func (c *Config) loadDeploy(get getter) error {
+	const k = "CERTCTL_SCHEDULER_JOB_PROCESSOR_INTERVAL"
+	v := get(k, "")
+	if v == "" {
+		if !slices.Contains(c.Tiers, DeployTier) {
+			return nil
+		}
+		v = DeployJobProcessorInterval
+	}
+	d, err := ParseDuration(k, v)
+	if err != nil {
+		return err
+	}
+	if d < time.Second {
+		return fmt.Errorf("%s=%s: certctl refuses less than 1s", k, v)
+	}
+	c.Env[k] = v
 	return nil
 }
 
@@ -505,11 +535,18 @@ func DiscoverTiers(root string) (map[string][]Scenario, error) {
 // run: the API tier and the connector tier. ACME has its own target; `all` adds it. Scale runs only when
 // asked (make loadtest-scale): each of its scenarios wants a stack of its own.
 // The limiter tier needs certctl's rate limiter on, which would throttle every other tier's load: it
-// runs alone (make loadtest-limiter), never in `all`.
+// runs alone (make loadtest-limiter), never in `all`. The deploy tier brings its own agents and targets
+// and is timed by their 30-second poll: make loadtest-deploy.
 var (
 	defaultTiers = []string{"api", "connector"}
-	allExcluded  = map[string]bool{"scale": true, LimiterTier: true}
+	allExcluded  = map[string]bool{"scale": true, LimiterTier: true, DeployTier: true}
+	// Tiers whose scenarios each get a stack of their own, one after another: together, one would
+	// load the server (scale) or the agents (deploy) the other measures.
+	sequentialTiers = map[string]bool{"scale": true, DeployTier: true}
 )
+
+// DeployTier is the tier that has certctl's agents deploy to real targets.
+const DeployTier = "deploy"
 
 // LimiterTier is the tier whose scenarios judge certctl's answers with its rate limiter on.
 const LimiterTier = "limiter"
@@ -579,7 +616,7 @@ func selectTiers(spec string, known map[string][]Scenario) ([]string, error) {
 	for _, t := range strings.Split(spec, ",") {
 		t = strings.TrimSpace(t)
 		if _, ok := known[t]; !ok {
-			return nil, fmt.Errorf("TIER=%q: unknown tier %q; known tiers: %s (or default: api,connector; all: every tier but scale and limiter)", spec, t, strings.Join(names, ", "))
+			return nil, fmt.Errorf("TIER=%q: unknown tier %q; known tiers: %s (or default: api,connector; all: every tier but scale, limiter and deploy)", spec, t, strings.Join(names, ", "))
 		}
 		if !seen[t] {
 			seen[t] = true
@@ -696,16 +733,17 @@ func get3m(v string) string {
 	return v
 }
 
-// OneAfterAnother is the scale scenarios of the configuration when they are more than one: each runs
-// on a stack of its own, one after another (loadtest run does that for TIER=scale, as make
-// loadtest-scale does), since one server would carry them all at once otherwise.
+// OneAfterAnother is the scale or deploy scenarios of the configuration when they are more than one:
+// each runs on a stack of its own, one after another (loadtest run does that for TIER=scale and
+// TIER=deploy, as make loadtest-scale and loadtest-deploy do), since one server, or one set of agents,
+// would carry them all at once otherwise.
 func OneAfterAnother(c Config) []Scenario {
 	if c.Spotcheck {
 		return nil
 	}
 	var seq []Scenario
 	for _, s := range c.Scenarios {
-		if s.Tier == "scale" {
+		if sequentialTiers[s.Tier] {
 			seq = append(seq, s)
 		}
 	}

@@ -54,7 +54,7 @@ func TestTiersFoundByGlob(t *testing.T) {
 func TestBadInput(t *testing.T) {
 	root := fakeRepo(t, "k6/api/list_certificates.js")
 	for _, c := range []struct{ env, want string }{
-		{"TIER=nope", `TIER="nope": unknown tier "nope"; known tiers: api (or default: api,connector; all: every tier but scale and limiter)`},
+		{"TIER=nope", `TIER="nope": unknown tier "nope"; known tiers: api (or default: api,connector; all: every tier but scale, limiter and deploy)`},
 		{"DURATION=5", `DURATION="5" is not a duration`},
 		{"DURATION=0s", `DURATION="0s" is not a duration`},
 		{"DURATION=1m30", `DURATION="1m30" is not a duration`},
@@ -263,5 +263,33 @@ func TestObservability(t *testing.T) {
 	}
 	if _, err := Load(root, env("OBSERVABILITY=yes"), now); err == nil || !strings.Contains(err.Error(), `OBSERVABILITY="yes"`) {
 		t.Errorf("OBSERVABILITY=yes: %v", err)
+	}
+}
+
+// The deploy tier runs with a job processor interval its loop survives, unless told otherwise; other
+// tiers leave certctl's own; each of its scenarios gets a stack of its own; `all` leaves it out.
+func TestDeployTier(t *testing.T) {
+	root := fakeRepo(t, "k6/api/a.js", "k6/deploy/deploy_latency.js", "k6/deploy/mass_rotation.js")
+	const k = "CERTCTL_SCHEDULER_JOB_PROCESSOR_INTERVAL"
+	c, err := Load(root, env("TIER=deploy"), now)
+	if err != nil || c.Env[k] != DeployJobProcessorInterval || len(OneAfterAnother(c)) != 2 {
+		t.Errorf("TIER=deploy: %s=%q, %d in sequence, %v", k, c.Env[k], len(OneAfterAnother(c)), err)
+	}
+	if c, err = Load(root, env("TIER=deploy", k+"=30s"), now); err != nil || c.Env[k] != "30s" {
+		t.Errorf("TIER=deploy %s=30s: %q %v", k, c.Env[k], err)
+	}
+	if c, err = Load(root, env("TIER=api"), now); err != nil || c.Env[k] != "" {
+		t.Errorf("TIER=api: %s=%q: certctl's default applies (compose states it)", k, c.Env[k])
+	}
+	if c, err = Load(root, env("TIER=all"), now); err != nil || strings.Join(c.Tiers, ",") != "api" {
+		t.Errorf("TIER=all: %v %v", c.Tiers, err)
+	}
+	for _, v := range []string{"500ms", "soon"} {
+		if _, err := Load(root, env("TIER=deploy", k+"="+v), now); err == nil {
+			t.Errorf("%s=%s accepted", k, v)
+		}
+	}
+	if !K6Env(k) || !K6Env("DEPLOY_STUCK_AFTER") {
+		t.Error("k6 does not get the interval or the deploy knobs: the records could not show them")
 	}
 }

@@ -87,6 +87,8 @@ var checkedCopies = []struct {
 	{"cmd/fault-proxy/Dockerfile", `ARG BASE_IMAGE=(\S+)`, "IMAGE_BASE"},
 	{"cmd/collector/Dockerfile", `ARG GO_IMAGE=(\S+)`, "IMAGE_GOLANG"},
 	{"cmd/collector/Dockerfile", `ARG BASE_IMAGE=(\S+)`, "IMAGE_BASE"},
+	{"cmd/tlsprobe/Dockerfile", `ARG GO_IMAGE=(\S+)`, "IMAGE_GOLANG"},
+	{"cmd/tlsprobe/Dockerfile", `ARG BASE_IMAGE=(\S+)`, "IMAGE_BASE"},
 }
 
 var generatedBlock = regexp.MustCompile(`(?s)<!-- generated:(\S+) .*?<!-- end:\S+ -->`)

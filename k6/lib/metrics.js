@@ -60,6 +60,23 @@ export const inventoryPages = declare(Counter, 'inventory_pages');
 export const inventoryCertificates = declare(Counter, 'inventory_certificates');
 export const inventoryCursorStuck = declare(Counter, 'inventory_cursor_stuck');
 
+// Deploy tier (k6/lib/deploy.js), every sample tagged with its target_type: the loop from the renewal
+// request to the target serving the new certificate, and its stages.
+export const deployLoopMS = declare(Trend, 'deploy_loop_ms', true);
+export const deploySignedMS = declare(Trend, 'deploy_signed_ms', true);
+export const deployJobMS = declare(Trend, 'deploy_job_ms', true);
+export const deployServedMS = declare(Trend, 'deploy_served_ms', true);
+// 1 for a loop that ended with the new serial served and its chain verified, 0 otherwise.
+export const deployLoopOK = declare(Rate, 'deploy_loop_ok');
+// How loops that did not end so: the deployment job claimed by certctl's job processor and never run
+// (docs/certctl-findings.md#job-processor-steals), a job that failed, a Completed job whose certificate
+// the target never served, a renewal that never got signed.
+export const deployStolen = declare(Counter, 'deploy_stolen');
+export const deployFailed = declare(Counter, 'deploy_failed');
+export const deployNotServed = declare(Counter, 'deploy_not_served');
+export const deployNotSigned = declare(Counter, 'deploy_not_signed');
+export const deployCompleted = declare(Counter, 'deploy_completed');
+
 // metricName('http_req_duration{endpoint:nonce}') -> 'http_req_duration'; throws on a malformed selector.
 export function metricName(selector, where) {
   const m = /^([A-Za-z0-9_]+)(?:\{(.*)\})?$/.exec(selector);

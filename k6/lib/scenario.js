@@ -19,7 +19,7 @@ import { loadConfig } from './config.js';
 import { thresholdsFor } from './thresholds.js';
 import { knownMetric } from './metrics.js';
 import { probeCertctl } from './probe.js';
-import { scenarioRecord, renderLine, timeUnitSeconds } from './summary.js';
+import { scenarioRecord, renderLine, timeUnitSeconds, recordKey } from './summary.js';
 
 // p(99) is not in k6's default set.
 const TREND_STATS = ['avg', 'min', 'med', 'p(90)', 'p(95)', 'p(99)', 'max', 'count'];
@@ -69,10 +69,18 @@ export function metricOf(m, where) {
   return knownMetric(typeof m === 'string' ? m : (m && m.name) || String(m), where);
 }
 
+// selectorOf: a spec's metric as metricOf names it, keeping a tag filter it was given
+// ('deploy_loop_ms{target_type:nginx}'): a record may carry one metric's figures per tag value.
+export function selectorOf(m, where) {
+  const sel = typeof m === 'string' ? m : (m && m.name) || String(m);
+  knownMetric(sel, where);
+  return sel;
+}
+
 // resolveMetrics: the spec with every metric it names turned into a checked name.
 function resolveMetrics(spec) {
   const where = `scenario ${spec.name}`;
-  const byField = (o) => Object.fromEntries(Object.entries(o || {}).map(([f, m]) => [f, metricOf(m, where)]));
+  const byField = (o) => Object.fromEntries(Object.entries(o || {}).map(([f, m]) => [f, selectorOf(m, where)]));
   return Object.assign({}, spec, {
     latencyMetric: spec.latencyMetric ? metricOf(spec.latencyMetric, where) : undefined,
     trends: byField(spec.trends),
@@ -94,13 +102,15 @@ export function defineScenario(specIn, env) {
       duration: cfg.duration,
       preAllocatedVUs: Math.min(cfg.preVUs || load.preAllocatedVUs, maxVUs),
       maxVUs,
-      gracefulStop: '15s',
+      // An iteration that lasts minutes (a deploy loop waits for the agents' polls) needs as long to
+      // finish once the duration is up, or the last loops are cut off unrecorded.
+      gracefulStop: load.gracefulStop || '15s',
     };
   if (load.startTime) k6scenario.startTime = load.startTime;
   const thresholds = thresholdsFor(spec.budget, spec.name, load.executor, spec.budgetTags);
   const recorded = Object.values(spec.trends || {}).concat(spec.latencyMetric || [], Object.values(spec.counters || {}));
   for (const metric of recorded) {
-    const key = `${metric}{scenario:${spec.name}}`;
+    const key = recordKey(metric, spec.name);
     if (!thresholds[key]) thresholds[key] = [];
   }
   const options = Object.assign({}, spec.options || {}, {

@@ -5,7 +5,16 @@
 export const RECORD_SCHEMA = 'certctl-loadtest/scenario@1';
 
 function metric(data, name, scenario) {
-  return data.metrics[`${name}{scenario:${scenario}}`] || null;
+  return data.metrics[recordKey(name, scenario)] || null;
+}
+
+// recordKey('deploy_loop_ms{target_type:nginx}', 'deploy_latency') ->
+// 'deploy_loop_ms{target_type:nginx,scenario:deploy_latency}': the sub-metric a record reads, as
+// defineScenario asks k6 to keep it. A bare name gets the scenario tag alone.
+export function recordKey(selector, scenario) {
+  const m = /^([A-Za-z0-9_]+)(?:\{(.*)\})?$/.exec(selector);
+  const tags = m && m[2] ? m[2].split(',').map((t) => t.trim()).filter(Boolean) : [];
+  return `${m ? m[1] : selector}{${tags.concat(`scenario:${scenario}`).join(',')}}`;
 }
 
 export function num(v) {

@@ -8,6 +8,8 @@ import { syntheticARIID } from '../lib/acme.js';
 import { knownMetric, customNames } from '../lib/metrics.js';
 import { metricOf, resultsBytes, diskShortfall } from '../lib/scenario.js';
 import { untimedHeaders, UNTIMED_HEADER } from '../lib/certctl.js';
+import { recordKey } from '../lib/summary.js';
+import { parseTime, deployTrends, deployConfig, TYPES } from '../lib/deploy.js';
 
 // A leaf certctl 151107c issued through the agent CSR path; its ARI id checked with openssl.
 const ARI_LEAF = open('./testdata/ari-leaf.pem');
@@ -181,7 +183,22 @@ function testUntimed() {
   eq('untimed headers alone', Object.keys(untimedHeaders('setup')).join(','), UNTIMED_HEADER);
 }
 
+function testDeploy() {
+  eq('certctl timestamp with nanoseconds', parseTime('2026-11-25T00:11:22.123456789Z'), Date.UTC(2026, 10, 25, 0, 11, 22, 123));
+  eq('timestamp with an offset', parseTime('2026-11-25T01:11:22.5+01:00'), Date.UTC(2026, 10, 25, 0, 11, 22, 500));
+  truthy('no timestamp is NaN', isNaN(parseTime('')));
+  eq('record key of a tagged selector', recordKey('deploy_loop_ms{target_type:nginx}', 'deploy_latency'), 'deploy_loop_ms{target_type:nginx,scenario:deploy_latency}');
+  eq('record key of a bare name', recordKey('http_req_tls_handshaking', 'nginx'), 'http_req_tls_handshaking{scenario:nginx}');
+  const tr = deployTrends();
+  eq('four stages per target type', Object.keys(tr).length, 4 * TYPES.length);
+  eq('the F5 loop is the f5 type\'s', tr.loop_f5, 'deploy_loop_ms{target_type:f5}');
+  for (const sel of Object.values(tr)) metricOf(sel.replace(/\{.*/, ''), 'test');
+  eq('stuck after, default', deployConfig({}).stuckAfterS, 75);
+  throws('stuck after, malformed', () => deployConfig({ DEPLOY_STUCK_AFTER: 'later' }), /DEPLOY_STUCK_AFTER="later"/);
+}
+
 export default function () {
+  testDeploy();
   testARI();
   testUntimed();
   testDisk();
