@@ -40,6 +40,9 @@ type indexPage struct {
 	Rows                     []indexRow
 	ConnectorColumns         []string
 	Connector                []connectorIndexRow
+	DeployColumns            []string
+	DeployStages             string
+	Deploy                   []deployIndexRow
 	Totals                   []indexTotals
 	Failed                   []failedThreshold
 	FailedChecks             []string
@@ -65,6 +68,11 @@ type indexLink struct{ Href, Label, Title string }
 type connectorIndexRow struct {
 	Target, Status string
 	Figures        []string
+}
+
+type deployIndexRow struct {
+	Scenario, Target, Status string
+	Figures                  []string
 }
 
 type indexTotals struct{ Scenario, Line, Note string }
@@ -107,6 +115,7 @@ func Index(s Summary, files []string, meaning ExitMeaning) (string, error) {
 		Problems: append(nonEmpty(s.Run.Error), s.Run.Faults...),
 		About:    aboutLines(s), Columns: figureColumns, Span: len(figureColumns) + 4,
 		ConnectorColumns: connectorColumns, FailedChecks: s.FailedChecks,
+		DeployColumns: deployColumns, DeployStages: deployStages,
 	}
 
 	ran := map[string]ScenarioRun{}
@@ -156,6 +165,9 @@ func Index(s Summary, files []string, meaning ExitMeaning) (string, error) {
 	for _, t := range sortedKeys(s.ConnectorTier) {
 		c := s.ConnectorTier[t]
 		p.Connector = append(p.Connector, connectorIndexRow{t, c.Status, connectorFigures(c)})
+	}
+	for _, d := range s.DeployTier {
+		p.Deploy = append(p.Deploy, deployIndexRow{d.Scenario, d.TargetType, d.Status, deployFigures(d)})
 	}
 	for _, f := range runFiles {
 		p.Files = append(p.Files, link(f.path, f.path, f.what)...)

@@ -221,6 +221,8 @@ type Summary struct {
 	Scenarios      []Scenario `json:"scenarios"`
 	// ConnectorTier: one row per target type, from the connector scenarios' records.
 	ConnectorTier map[string]ConnectorRow `json:"connector_tier,omitempty"`
+	// DeployTier: one row per deploy scenario and target type, the rotation loop's stages and outcomes.
+	DeployTier []DeployRow `json:"deploy_tier,omitempty"`
 	// Diagnosis is where the time went, from what the collectors recorded beside the load (server/).
 	Diagnosis *diagnosis.Diagnosis `json:"diagnosis,omitempty"`
 }
@@ -256,6 +258,55 @@ func connectorTier(rows []Scenario) map[string]ConnectorRow {
 	}
 	if len(out) == 0 {
 		return nil
+	}
+	return out
+}
+
+// DeployRow is one target type's rotation loops in a deploy scenario (k6/lib/deploy.js): how each loop
+// ended, and the stages of those that were served. Signed: renew → certctl signed the agent's CSR;
+// job: signed → the deployment job done; served: job done → the target serves the new serial;
+// loop: renew → served.
+type DeployRow struct {
+	Scenario   string  `json:"scenario"`
+	TargetType string  `json:"target_type"`
+	Status     string  `json:"status"`
+	Completed  float64 `json:"completed"`
+	Stolen     float64 `json:"stolen"`
+	Failed     float64 `json:"failed"`
+	NotServed  float64 `json:"not_served"`
+	NotSigned  float64 `json:"not_signed"`
+	SignedMS   Latency `json:"signed_ms"`
+	JobMS      Latency `json:"job_ms"`
+	ServedMS   Latency `json:"served_ms"`
+	LoopMS     Latency `json:"loop_ms"`
+}
+
+// deployTier reads the rows from the records of deploy scenarios, whose trends are per target type
+// (loop_<type>, signed_<type>, ...) as are their counters (completed_<type>, ...).
+func deployTier(rows []Scenario) []DeployRow {
+	var out []DeployRow
+	for _, sc := range rows {
+		r := sc.Record
+		if r == nil || r.Tier != "deploy" {
+			continue
+		}
+		var types []string
+		for k := range r.TrendsMS {
+			if t, ok := strings.CutPrefix(k, "loop_"); ok {
+				types = append(types, t)
+			}
+		}
+		sort.Strings(types)
+		for _, t := range types {
+			c := func(f string) float64 { return r.Counters[f+"_"+t] }
+			out = append(out, DeployRow{
+				Scenario: sc.Name, TargetType: t, Status: sc.Status,
+				Completed: c("completed"), Stolen: c("stolen"), Failed: c("failed"),
+				NotServed: c("not_served"), NotSigned: c("not_signed"),
+				SignedMS: r.TrendsMS["signed_"+t], JobMS: r.TrendsMS["job_"+t],
+				ServedMS: r.TrendsMS["served_"+t], LoopMS: r.TrendsMS["loop_"+t],
+			})
+		}
 	}
 	return out
 }
@@ -342,6 +393,7 @@ func Assemble(dir string, run Run) Summary {
 		s.CertctlVersion = "unknown"
 	}
 	s.ConnectorTier = connectorTier(s.Scenarios)
+	s.DeployTier = deployTier(s.Scenarios)
 	s.Diagnosis = analyze(dir, run, s.Scenarios)
 	s.Passed = s.ExitCode == 0 && len(s.FailedChecks) == 0
 	return s

@@ -121,3 +121,28 @@ func TestNotARunDirectory(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// A deploy tier run recorded against the real certctl v2.1.7 and its agents on this machine: one
+// row per target type, every loop served, its stages within the loop.
+func TestGoldenRecordedDeployRun(t *testing.T) {
+	s, err := Load("testdata/run-deploy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !s.Passed || len(s.DeployTier) != 4 {
+		t.Fatalf("passed=%v deploy rows %d", s.Passed, len(s.DeployTier))
+	}
+	for _, d := range s.DeployTier {
+		stages := d.SignedMS.P50 + d.JobMS.P50 + d.ServedMS.P50
+		if d.Completed == 0 || d.LoopMS.P50 <= 0 || stages > d.LoopMS.Max+1000 {
+			t.Errorf("%s: completed %v, loop p50 %v ms, stages %v ms", d.TargetType, d.Completed, d.LoopMS.P50, stages)
+		}
+	}
+	txt := Text(s)
+	if strings.Contains(txt, "completed_nginx") {
+		t.Error("the per-target counters are in the totals line as well as in the deploy table")
+	}
+	golden(t, "run-deploy.summary.txt", txt)
+	b, _ := json.MarshalIndent(s, "", "  ")
+	golden(t, "run-deploy.summary.json", string(b)+"\n")
+}

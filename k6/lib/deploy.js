@@ -36,13 +36,18 @@ export function deployTrends() {
   return out;
 }
 
-export const DEPLOY_COUNTERS = Object.freeze({
-  completed: deployCompleted,
-  stolen: deployStolen,
-  failed: deployFailed,
-  not_served: deployNotServed,
-  not_signed: deployNotSigned,
-});
+// The loops' outcomes, in all and per target type (completed_nginx, stolen_f5, ...).
+export const DEPLOY_COUNTERS = (() => {
+  const base = {
+    completed: deployCompleted, stolen: deployStolen, failed: deployFailed,
+    not_served: deployNotServed, not_signed: deployNotSigned,
+  };
+  const out = Object.assign({}, base);
+  for (const [field, m] of Object.entries(base)) {
+    for (const t of TYPES) out[`${field}_${t}`] = `${m.name}{target_type:${t}}`;
+  }
+  return Object.freeze(out);
+})();
 
 const POLL_S = 1;
 
@@ -132,6 +137,8 @@ export function renewAndFollow(cfg, dcfg, type, certId) {
   const out = { type, certId, ok: false, outcome: '' };
   const fail = (outcome, counter) => {
     out.outcome = outcome;
+    // The run's log says which loop broke where; the counters only say how many.
+    console.warn(`deploy ${type} ${certId}: ${outcome}`);
     if (counter) counter.add(1, tags);
     deployLoopOK.add(0, tags);
     return out;

@@ -12,6 +12,16 @@
 -- renewal scan leaves them alone; the scenarios renew them).
 BEGIN;
 
+-- certctl stores a target's config redacted ("********" for every field whose name contains key,
+-- password, secret, token...) and hands agents that redacted copy: the agent writes the private key to
+-- a file named ******** and logs in to the F5 with the password ********
+-- (docs/certctl-findings.md#target-secrets-redacted). The targets were created through the API; their
+-- two redacted fields are written back here, the values register.sh sent.
+UPDATE deployment_targets SET config = config || '{"key_path": "/etc/certctl-loadtest/key.pem"}'::jsonb
+WHERE name IN ('lt-deploy-nginx', 'lt-deploy-apache');
+UPDATE deployment_targets SET config = config || '{"password": "admin"}'::jsonb
+WHERE name = 'lt-deploy-f5';
+
 INSERT INTO managed_certificates (id, name, common_name, sans, owner_id, team_id, issuer_id, renewal_policy_id,
                                   status, expires_at, tags, environment, created_at, updated_at)
 SELECT t.name || '-' || n, t.name || '-' || n, h.host, ARRAY[h.host], :'owner_id', :'team_id', :'issuer_id', :'policy_id',
