@@ -42,6 +42,7 @@ type Row struct {
 	StartTime              string // after setup; the runner starts every scenario's k6 at once
 	PreVUs, MaxVUs         int
 	VUs                    int                 // constant-vus: the closed loop's size (no rate)
+	Iterations             int                 // per-vu-iterations: each VU's iterations (an event, no rate)
 	Thresholds             map[string][]string // metric selector without the scenario tag → expressions
 }
 
@@ -51,6 +52,8 @@ type inspected struct {
 		Rate            float64 `json:"rate"`
 		TimeUnit        string  `json:"timeUnit"`
 		Duration        string  `json:"duration"`
+		MaxDuration     string  `json:"maxDuration"`
+		Iterations      int     `json:"iterations"`
 		StartTime       string  `json:"startTime"`
 		PreAllocatedVUs int     `json:"preAllocatedVUs"`
 		MaxVUs          int     `json:"maxVUs"`
@@ -73,7 +76,10 @@ func Inspect(tier, script string, inspect Inspector) ([]Row, error) {
 	for name, sc := range in.Scenarios {
 		r := Row{Tier: tier, Scenario: name, Script: script, Executor: sc.Executor, Rate: sc.Rate,
 			TimeUnit: shortDuration(sc.TimeUnit), Duration: shortDuration(sc.Duration), StartTime: shortDuration(sc.StartTime), PreVUs: sc.PreAllocatedVUs,
-			MaxVUs: sc.MaxVUs, VUs: sc.VUs, Thresholds: map[string][]string{}}
+			MaxVUs: sc.MaxVUs, VUs: sc.VUs, Iterations: sc.Iterations, Thresholds: map[string][]string{}}
+		if r.Duration == "" {
+			r.Duration = shortDuration(sc.MaxDuration) // per-vu-iterations: the bound on the event
+		}
 		for sel, exprs := range in.Thresholds {
 			if len(exprs) == 0 {
 				continue // recorded for the summary, not judged
@@ -175,6 +181,9 @@ func ScenarioTable(rows []Row) string {
 			// A closed loop: as fast as its VUs go, no rate asked for.
 			rate, vus = "closed loop", fmt.Sprintf("%d", r.VUs)
 		}
+		if r.Executor == "per-vu-iterations" {
+			rate, vus = fmt.Sprintf("%d per VU, once", r.Iterations), fmt.Sprintf("%d", r.VUs)
+		}
 		fmt.Fprintf(&b, "| %s | [`%s`](%s) | %s | %s | %s | %s | %s | %s |\n",
 			r.Tier, r.Scenario, r.Script, r.Executor, rate, start, r.Duration, vus, strings.Join(th, "; "))
 	}
@@ -246,6 +255,9 @@ func Plan(rows []Row, oneAfterAnother bool) string {
 		vus := fmt.Sprintf("%d/%d", r.PreVUs, r.MaxVUs)
 		if r.Executor == "constant-vus" {
 			load, vus = fmt.Sprintf("%d VUs, closed loop", r.VUs), fmt.Sprintf("%d", r.VUs)
+		}
+		if r.Executor == "per-vu-iterations" {
+			load, vus = fmt.Sprintf("%d×%d iterations, once", r.VUs, r.Iterations), fmt.Sprintf("%d", r.VUs)
 		}
 		start := orZero(r.StartTime)
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Scenario, r.Tier, r.Executor, load, start, r.Duration, vus)

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"math"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -154,7 +155,7 @@ func Load(root string, getenv func(string) string, now time.Time) (Config, error
 	// In this order: a later step reads what an earlier one settled (tiers before the limiter,
 	// scenarios and DURATION before the bulk pool).
 	for _, step := range []func(getter) error{
-		c.loadTiers, c.loadDeploy, c.loadDist, c.loadFaultProxy, c.loadTimes, c.loadImages, c.loadLoadShape,
+		c.loadTiers, c.loadScheduler, c.loadDist, c.loadFaultProxy, c.loadTimes, c.loadImages, c.loadLoadShape,
 		c.loadK6Checks, c.loadK6Outputs, func(g getter) error { return c.loadRunID(g, now) }, c.loadSecrets, c.loadLimiter,
 	} {
 		if err := step(get); err != nil {
@@ -195,25 +196,83 @@ func (c *Config) loadTiers(get getter) error {
 // (agent key generation starts them AwaitingCSR), so a long interval costs the loop nothing.
 const DeployJobProcessorInterval = "1h"
 
-// loadDeploy checks certctl's job processor interval and gives the deploy tier its own default; run.json
-// and every deploy record show the one in force.
-func (c *Config) loadDeploy(get getter) error {
+// loadDeployKnobs checks the deploy tier's knobs that are set and passes them on (k6 reads DEPLOY_*;
+// compose the reload faults and the seed's count).
+func (c *Config) loadDeployKnobs(get getter) error {
+	for _, k := range []string{"DEPLOY_CERTS_PER_TARGET", "DEPLOY_MASS_CERTS"} {
+		if v := get(k, ""); v != "" {
+			if n, err := strconv.Atoi(v); err != nil || n <= 0 {
+				return fmt.Errorf("%s=%q must be a positive whole number", k, v)
+			}
+			c.Env[k] = v
+		}
+	}
+	for _, k := range []string{"DEPLOY_STUCK_AFTER", "DEPLOY_MASS_DEADLINE"} {
+		if v := get(k, ""); v != "" {
+			if _, err := ParseDuration(k, v); err != nil {
+				return err
+			}
+			c.Env[k] = v
+		}
+	}
+	for _, k := range []string{"DEPLOY_RELOAD_BROKEN", "DEPLOY_RELOAD_HARD"} {
+		if v := get(k, ""); v != "" {
+			if v != "0" && v != "1" {
+				return fmt.Errorf("%s=%q: use 1 (on) or 0", k, v)
+			}
+			c.Env[k] = v
+		}
+	}
+	for _, k := range []string{"DEPLOY_RELOAD_DELAY", "DEPLOY_RELOAD_LAG"} {
+		if v := get(k, ""); v != "" {
+			if n, err := strconv.Atoi(v); err != nil || n < 0 {
+				return fmt.Errorf("%s=%q must be a whole number of seconds", k, v)
+			}
+			c.Env[k] = v
+		}
+	}
+	if v := get("DEPLOY_PROBE_URL", ""); v != "" {
+		if u, err := url.Parse(v); err != nil || u.Scheme != "http" || u.Host == "" {
+			return fmt.Errorf("DEPLOY_PROBE_URL=%q: want http://host:port of the TLS probe", v)
+		}
+		c.Env["DEPLOY_PROBE_URL"] = v
+	}
+	if c.Env["DEPLOY_MASS_CERTS"] != "" {
+		per, _ := strconv.Atoi(get("DEPLOY_CERTS_PER_TARGET", KnobDefault("DEPLOY_CERTS_PER_TARGET")))
+		if n, _ := strconv.Atoi(c.Env["DEPLOY_MASS_CERTS"]); n > 4*per {
+			return fmt.Errorf("DEPLOY_MASS_CERTS=%d: the four deploy targets have %d certificates each (DEPLOY_CERTS_PER_TARGET); raise that to at least %d", n, per, (n+3)/4)
+		}
+	}
+	return nil
+}
+
+// loadScheduler settles the certctl scheduler knobs that bound the deploy tier's loop and puts the values
+// in force in the run's configuration, defaults included, so run.json says which clocks the run had
+// (docs/deploy.md#the-loop-and-its-clocks). The deploy tier gets its own job processor default.
+func (c *Config) loadScheduler(get getter) error {
 	const k = "CERTCTL_SCHEDULER_JOB_PROCESSOR_INTERVAL"
 	v := get(k, "")
 	if v == "" {
-		if !slices.Contains(c.Tiers, DeployTier) {
-			return nil
+		v = "30s"
+		if slices.Contains(c.Tiers, DeployTier) {
+			v = DeployJobProcessorInterval
 		}
-		v = DeployJobProcessorInterval
 	}
-	d, err := ParseDuration(k, v)
-	if err != nil {
-		return err
+	for _, kv := range [][2]string{{k, v}, {"CERTCTL_SCHEDULER_RENEWAL_CHECK_INTERVAL", get("CERTCTL_SCHEDULER_RENEWAL_CHECK_INTERVAL", "1h")}} {
+		d, err := ParseDuration(kv[0], kv[1])
+		if err != nil {
+			return err
+		}
+		if d < time.Second {
+			return fmt.Errorf("%s=%s: certctl refuses less than 1s", kv[0], kv[1])
+		}
+		c.Env[kv[0]] = kv[1]
 	}
-	if d < time.Second {
-		return fmt.Errorf("%s=%s: certctl refuses less than 1s", k, v)
+	verify := get("CERTCTL_VERIFY_DEPLOYMENT", "true")
+	if verify != "true" && verify != "false" {
+		return fmt.Errorf("CERTCTL_VERIFY_DEPLOYMENT=%s: want true or false", verify)
 	}
-	c.Env[k] = v
+	c.Env["CERTCTL_VERIFY_DEPLOYMENT"] = verify
 	return nil
 }
 
@@ -335,6 +394,9 @@ func (c *Config) loadLoadShape(get getter) error {
 		if d, err := ParseDuration("DURATION", c.Duration); err == nil {
 			c.Env["SEED_BULK_CERTS"] = bulkPool(*c, d)
 		}
+	}
+	if err := c.loadDeployKnobs(get); err != nil {
+		return err
 	}
 	for _, k := range k6Passthrough {
 		if v := get(k, ""); v != "" {

@@ -267,7 +267,7 @@ func TestObservability(t *testing.T) {
 }
 
 // The deploy tier runs with a job processor interval its loop survives, unless told otherwise; other
-// tiers leave certctl's own; each of its scenarios gets a stack of its own; `all` leaves it out.
+// tiers run with certctl's own, stated in the configuration like the other scheduler knobs; each of its scenarios gets a stack of its own; `all` leaves it out.
 func TestDeployTier(t *testing.T) {
 	root := fakeRepo(t, "k6/api/a.js", "k6/deploy/deploy_latency.js", "k6/deploy/mass_rotation.js")
 	const k = "CERTCTL_SCHEDULER_JOB_PROCESSOR_INTERVAL"
@@ -278,8 +278,14 @@ func TestDeployTier(t *testing.T) {
 	if c, err = Load(root, env("TIER=deploy", k+"=30s"), now); err != nil || c.Env[k] != "30s" {
 		t.Errorf("TIER=deploy %s=30s: %q %v", k, c.Env[k], err)
 	}
-	if c, err = Load(root, env("TIER=api"), now); err != nil || c.Env[k] != "" {
-		t.Errorf("TIER=api: %s=%q: certctl's default applies (compose states it)", k, c.Env[k])
+	if c, err = Load(root, env("TIER=api"), now); err != nil || c.Env[k] != "30s" ||
+		c.Env["CERTCTL_SCHEDULER_RENEWAL_CHECK_INTERVAL"] != "1h" || c.Env["CERTCTL_VERIFY_DEPLOYMENT"] != "true" {
+		t.Errorf("TIER=api: certctl's defaults are not stated: %v %v", c.Env, err)
+	}
+	for _, bad := range []string{"CERTCTL_SCHEDULER_RENEWAL_CHECK_INTERVAL=0s", "CERTCTL_VERIFY_DEPLOYMENT=yes"} {
+		if _, err := Load(root, env("TIER=api", bad), now); err == nil {
+			t.Errorf("%s accepted", bad)
+		}
 	}
 	if c, err = Load(root, env("TIER=all"), now); err != nil || strings.Join(c.Tiers, ",") != "api" {
 		t.Errorf("TIER=all: %v %v", c.Tiers, err)
@@ -288,6 +294,16 @@ func TestDeployTier(t *testing.T) {
 		if _, err := Load(root, env("TIER=deploy", k+"="+v), now); err == nil {
 			t.Errorf("%s=%s accepted", k, v)
 		}
+	}
+	for _, bad := range []string{"DEPLOY_MASS_CERTS=0", "DEPLOY_MASS_CERTS=1001", "DEPLOY_STUCK_AFTER=soon", "DEPLOY_RELOAD_BROKEN=yes",
+		"DEPLOY_RELOAD_LAG=-1", "DEPLOY_PROBE_URL=tlsprobe:8080", "DEPLOY_MASS_DEADLINE=10"} {
+		if _, err := Load(root, env("TIER=deploy", bad), now); err == nil {
+			t.Errorf("%s accepted", bad)
+		}
+	}
+	c, err = Load(root, env("TIER=deploy", "DEPLOY_MASS_CERTS=40", "DEPLOY_RELOAD_LAG=5", "DEPLOY_CERTS_PER_TARGET=10"), now)
+	if err != nil || c.Env["DEPLOY_MASS_CERTS"] != "40" || c.Env["DEPLOY_RELOAD_LAG"] != "5" {
+		t.Errorf("the deploy knobs set are not passed on: %v %v", c.Env, err)
 	}
 	if !K6Env(k) || !K6Env("DEPLOY_STUCK_AFTER") {
 		t.Error("k6 does not get the interval or the deploy knobs: the records could not show them")

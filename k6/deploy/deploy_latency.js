@@ -15,7 +15,7 @@ const s = defineScenario({
   load: { executor: 'constant-arrival-rate', rate: 4, timeUnit: '1m', preAllocatedVUs: 8, maxVUs: 40, gracefulStop: '150s' },
   probe: (cfg) => {
     const info = probeCertctl(cfg);
-    const pools = deployPools(cfg, seededIDs);
+    const pools = deployPools(cfg, seededIDs, dcfg);
     return Object.assign(info, deployFacts(dcfg), { target_types: TYPES.join(','), pools });
   },
   latencyMetric: 'deploy_loop_ms',

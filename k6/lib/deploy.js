@@ -12,6 +12,7 @@ import { json } from './certctl.js';
 import {
   deployLoopMS, deploySignedMS, deployJobMS, deployServedMS, deployLoopOK,
   deployStolen, deployFailed, deployNotServed, deployNotSigned, deployCompleted,
+  deployF5TokenLimit, deployMassMS, deployMassPerMin, deployMassOK, deployRetried, deployHandshakeFailed, deployWrongSerial,
 } from './metrics.js';
 
 // The four target types: the host certctl's certificate names, and where the probe finds its TLS.
@@ -40,7 +41,7 @@ export function deployTrends() {
 export const DEPLOY_COUNTERS = (() => {
   const base = {
     completed: deployCompleted, stolen: deployStolen, failed: deployFailed,
-    not_served: deployNotServed, not_signed: deployNotSigned,
+    not_served: deployNotServed, not_signed: deployNotSigned, f5_token_limit: deployF5TokenLimit,
   };
   const out = Object.assign({}, base);
   for (const [field, m] of Object.entries(base)) {
@@ -58,7 +59,17 @@ export function deployConfig(env) {
     // How long a Deployment job may sit before it counts as stolen: the agent's next poll is at most
     // 30 s away, a missed poll 30 s more, then the deployment itself.
     stuckAfterS: durationSeconds(knob(e, 'DEPLOY_STUCK_AFTER'), 'DEPLOY_STUCK_AFTER'),
+    massCerts: positiveInt(knob(e, 'DEPLOY_MASS_CERTS'), 'DEPLOY_MASS_CERTS'),
+    // A mass rotation is one iteration that DURATION bounds (maxDuration): a shorter run, a shorter deadline.
+    massDeadlineS: Math.min(durationSeconds(knob(e, 'DEPLOY_MASS_DEADLINE'), 'DEPLOY_MASS_DEADLINE'),
+      durationSeconds(knob(e, 'DURATION'), 'DURATION')),
   });
+}
+
+function positiveInt(v, name) {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`${name}=${v}: want a whole number above 0`);
+  return n;
 }
 
 function headers(cfg) {
@@ -129,6 +140,12 @@ function waitFor(deadlineMS, fn) {
 
 const DONE = ['Completed', 'Failed', 'Cancelled'];
 
+// A failed deployment job, by its error: certctl's known F5 login leak, or a failure.
+const F5_TOKEN_LIMIT = /maximum active login tokens/;
+export function failedCounter(job) {
+  return F5_TOKEN_LIMIT.test(String(job.last_error || '')) ? deployF5TokenLimit : deployFailed;
+}
+
 // renewAndFollow is one loop for one certificate bound to target type `type`. It returns what it saw
 // (for the scenarios that build on it) and records the stages and the outcome.
 export function renewAndFollow(cfg, dcfg, type, certId) {
@@ -186,7 +203,7 @@ export function renewAndFollow(cfg, dcfg, type, certId) {
   }
   out.jobStatus = done.status;
   if (!check(done, { 'deploy: the deployment job ran': (j) => j.status === 'Completed' }, tags)) {
-    return fail(`deployment job ${done.status}: ${done.last_error || ''}`, deployFailed);
+    return fail(`deployment job ${done.status}: ${done.last_error || ''}`, failedCounter(done));
   }
   deployJobMS.add(Math.max(0, jobEnd - signedAt), tags);
   deployCompleted.add(1, tags);
@@ -199,6 +216,8 @@ export function renewAndFollow(cfg, dcfg, type, certId) {
   }, tags);
   if (!seen || !seen.matched) return fail('new serial not served', deployNotServed);
   out.servedAt = seen.seen_unix_ms;
+  out.servedAttempts = seen.attempts;
+  out.serialNorm = seen.serial;
   deployServedMS.add(Math.max(0, seen.seen_unix_ms - jobEnd), tags);
   deployLoopMS.add(seen.seen_unix_ms - t0, tags);
   deployLoopOK.add(ok ? 1 : 0, tags);
@@ -209,7 +228,14 @@ export function renewAndFollow(cfg, dcfg, type, certId) {
 
 // deployPools (setup): each target type's seeded certificates (seed/deploy/bindings.sql names them
 // lt-deploy-<type>-<n>), read through the API.
-export function deployPools(cfg, seededIDs) {
+export function deployPools(cfg, seededIDs, dcfg) {
+  if (dcfg) {
+    // Without the probe no loop could be judged served: say so before any certificate is renewed.
+    const res = http.get(`${dcfg.probeUrl}/healthz`, { timeout: '10s', tags: { name: 'probe /healthz' } });
+    if (res.status !== 200) {
+      throw new Error(`the TLS probe at DEPLOY_PROBE_URL=${dcfg.probeUrl} does not answer (${res.status || res.error}): is the tlsprobe service up?`);
+    }
+  }
   const pools = {};
   for (const t of TYPES) {
     pools[t] = seededIDs(cfg, 'certificates', `lt-deploy-${t}-`);
@@ -231,3 +257,197 @@ export function deployFacts(dcfg, env) {
   };
 }
 
+
+// --- Mass rotation: many certificates renewed at once, as after a CA incident. ---
+
+// massPlan (setup): which certificates to renew, DEPLOY_MASS_CERTS spread evenly over the target types,
+// each target's id (its Deployment jobs name it) and the serial it serves before the rotation.
+export function massPlan(cfg, dcfg, pools, targetIDs) {
+  const per = Math.ceil(dcfg.massCerts / TYPES.length);
+  const plan = { certs: {}, targets: {}, before: {} };
+  for (const t of TYPES) {
+    if (pools[t].length < per) {
+      throw new Error(`DEPLOY_MASS_CERTS=${dcfg.massCerts} needs ${per} certificates per target and lt-deploy-${t} has ${pools[t].length}: raise DEPLOY_CERTS_PER_TARGET`);
+    }
+    plan.certs[t] = pools[t].slice(0, per);
+    plan.targets[t] = targetIDs[`lt-deploy-${t}`];
+    if (!plan.targets[t]) throw new Error(`no target lt-deploy-${t}: fixtures/deploy/register.sh has not run`);
+    const s = served(dcfg, DEPLOY_TARGETS[t], null, 0, { target_type: t, phase: 'setup' });
+    if (!s || !s.serial) throw new Error(`the probe cannot read what ${DEPLOY_TARGETS[t].addr} serves: ${s ? s.error : 'no answer'}`);
+    plan.before[t] = s.serial;
+  }
+  return plan;
+}
+
+// targetIDsByName (setup): every target's id by its name.
+export function targetIDsByName(cfg) {
+  const res = http.get(`${cfg.baseUrl}/api/v1/targets?per_page=500`, { headers: headers(cfg), timeout: '30s', tags: { phase: 'setup' } });
+  if (res.status !== 200) throw new Error(`listing targets answered HTTP ${res.status}`);
+  const out = {};
+  for (const row of (json(res) || {}).data || []) out[row.name] = row.id;
+  return out;
+}
+
+// jobsSince: every job of type created at or after sinceMS, newest first as certctl lists them.
+function jobsSince(cfg, type, sinceMS) {
+  const out = [];
+  for (let page = 1; page < 1000; page++) {
+    const res = get(cfg, `/api/v1/jobs?type=${type}&per_page=500&page=${page}`, `GET /api/v1/jobs?type=${type}`, {});
+    const body = res.status === 200 ? json(res) : null;
+    if (!body) return null;
+    const rows = body.data || [];
+    let older = false;
+    for (const j of rows) {
+      if (parseTime(j.created_at) >= sinceMS - 1000) out.push(j);
+      else older = true;
+    }
+    if (older || rows.length === 0 || page * body.per_page >= body.total) break;
+  }
+  return out;
+}
+
+const MASS_POLL_S = 5;
+
+// massRotation renews every planned certificate at once (bulk renewal, explicit ids) and follows the
+// jobs until each target has run all of its deployments and serves a new certificate, or the deadline.
+// Per target type: renew → its last renewal signed, → its last deployment done, → a new certificate
+// served (the probe: a serial other than the one before, whose chain verifies), and the whole.
+export function massRotation(cfg, dcfg, plan) {
+  const t0 = Date.now();
+  const deadline = t0 + dcfg.massDeadlineS * 1000;
+  const byTarget = {};
+  const ids = [];
+  for (const t of TYPES) {
+    byTarget[plan.targets[t]] = t;
+    ids.push(...plan.certs[t]);
+  }
+  let enqueued = 0;
+  for (let i = 0; i < ids.length; i += 250) {
+    const batch = ids.slice(i, i + 250);
+    const res = http.post(`${cfg.baseUrl}/api/v1/certificates/bulk-renew`, JSON.stringify({ certificate_ids: batch }), {
+      headers: headers(cfg), timeout: cfg.requestTimeout,
+      tags: { name: 'POST /api/v1/certificates/bulk-renew' }, responseCallback: http.expectedStatuses(200),
+    });
+    const b = res.status === 200 ? json(res) : null;
+    check(b, { 'mass: every certificate enqueued for renewal': (x) => !!x && x.total_enqueued === batch.length });
+    enqueued += (b && b.total_enqueued) || 0;
+  }
+  const want = {};
+  for (const t of TYPES) want[t] = plan.certs[t].length;
+  const st = {};
+  for (const t of TYPES) st[t] = { signedAt: 0, jobsAt: 0, servedAt: 0, signed: 0, completed: 0, failed: 0, tokenLimit: 0, retried: 0, open: 0, serial: '' };
+  let lastCompletion = 0;
+  let completedAll = 0;
+  for (;;) {
+    const renewals = jobsSince(cfg, 'Renewal', t0) || [];
+    const deployments = jobsSince(cfg, 'Deployment', t0) || [];
+    const now = Date.now();
+    const signed = {};
+    for (const j of renewals) {
+      const t = typeOfCert(j.certificate_id);
+      if (t && j.status === 'Completed') signed[t] = (signed[t] || 0) + 1;
+    }
+    const counts = {};
+    for (const t of TYPES) counts[t] = { completed: 0, failed: 0, tokenLimit: 0, retried: 0, open: 0 };
+    for (const j of deployments) {
+      const t = byTarget[j.target_id];
+      if (!t) continue;
+      const c = counts[t];
+      if (j.status === 'Completed') c.completed++;
+      else if (j.status === 'Failed' || j.status === 'Cancelled') {
+        if (failedCounter(j) === deployF5TokenLimit) c.tokenLimit++;
+        else c.failed++;
+      }
+      else c.open++;
+      if (j.attempts > 1) c.retried++;
+    }
+    let completedNow = 0;
+    for (const t of TYPES) {
+      const s = st[t];
+      Object.assign(s, counts[t], { signed: signed[t] || 0 });
+      completedNow += s.completed;
+      if (!s.signedAt && (signed[t] || 0) >= want[t]) s.signedAt = now;
+      if (!s.jobsAt && s.completed + s.failed + s.tokenLimit >= want[t]) s.jobsAt = now;
+      if (s.jobsAt && !s.servedAt) {
+        const seen = served(dcfg, DEPLOY_TARGETS[t], null, 0, { target_type: t });
+        if (seen && seen.serial && seen.serial !== plan.before[t] && seen.verified) {
+          s.servedAt = seen.seen_unix_ms || now;
+          s.serial = seen.serial;
+        }
+      }
+    }
+    if (completedNow > completedAll) lastCompletion = now;
+    completedAll = completedNow;
+    if (TYPES.every((t) => st[t].servedAt) || now + MASS_POLL_S * 1000 > deadline) break;
+    sleep(MASS_POLL_S);
+  }
+
+  let slowest = '';
+  for (const t of TYPES) {
+    const s = st[t];
+    const tags = { target_type: t };
+    deployCompleted.add(s.completed, tags);
+    deployFailed.add(s.failed, tags);
+    deployF5TokenLimit.add(s.tokenLimit, tags);
+    deployRetried.add(s.retried, tags);
+    // Still Pending or Running at the deadline: certctl never ran them (or not yet).
+    deployStolen.add(s.open, tags);
+    deployNotSigned.add(Math.max(0, want[t] - s.signed), tags);
+    if (s.signedAt) deploySignedMS.add(s.signedAt - t0, tags);
+    if (s.jobsAt && s.signedAt) deployJobMS.add(Math.max(0, s.jobsAt - s.signedAt), tags);
+    if (s.servedAt) {
+      deployServedMS.add(Math.max(0, s.servedAt - s.jobsAt), tags);
+      deployLoopMS.add(s.servedAt - t0, tags);
+      if (!slowest || s.servedAt > st[slowest].servedAt) slowest = t;
+    } else {
+      deployNotServed.add(1, tags);
+    }
+    deployMassOK.add(s.servedAt ? 1 : 0, tags);
+  }
+  const all = TYPES.every((t) => st[t].servedAt) ? Math.max(...TYPES.map((t) => st[t].servedAt)) - t0 : NaN;
+  if (!Number.isNaN(all)) deployMassMS.add(all);
+  if (lastCompletion > t0) deployMassPerMin.add(completedAll / ((lastCompletion - t0) / 60000));
+  const line = TYPES.map((t) => `${t} ${st[t].servedAt ? ((st[t].servedAt - t0) / 1000).toFixed(1) + ' s' : 'not served'} (${st[t].completed} completed, ${st[t].failed + st[t].tokenLimit} failed, ${st[t].open} open)`).join('; ');
+  console.log(`mass rotation of ${ids.length} certificates (${enqueued} enqueued): ${Number.isNaN(all) ? 'not every target served a new certificate' : `every target served a new one after ${(all / 1000).toFixed(1)} s, the slowest ${slowest}`}: ${line}`);
+  return { st, all, slowest };
+
+  function typeOfCert(id) {
+    const m = /^lt-deploy-([a-z0-9]+)-\d+$/.exec(id);
+    return m && want[m[1]] !== undefined ? m[1] : null;
+  }
+}
+
+// --- Rotation under traffic: clients keep handshaking with every target while its certificate rotates. ---
+
+// clientHandshake is one client's request to a target on a fresh connection (the scenario sets
+// noConnectionReuse), its certificate verified against the run's CA like any client's: refused, reset
+// or unverifiable counts as a failed handshake.
+export function clientHandshake(cfg, type) {
+  const target = DEPLOY_TARGETS[type];
+  const tags = { target_type: type, name: `GET ${type} /` };
+  const res = http.get(`https://${target.addr}/`, { tags, timeout: cfg.requestTimeout, responseCallback: http.expectedStatuses(200) });
+  const ok = res.status === 200;
+  if (!ok) deployHandshakeFailed.add(1, { target_type: type });
+  check(res, { 'rotation: the client handshake and request succeeded': () => ok }, { target_type: type });
+  return res;
+}
+
+// After certctl calls a deployment Completed, every handshake must get the new certificate: the ones the
+// probe needed before the new serial answered, and a few more after it, must not show another.
+const AFTER_SAMPLES = 8;
+
+export function rotateAndWatch(cfg, dcfg, type, certId) {
+  const out = renewAndFollow(cfg, dcfg, type, certId);
+  if (!out.servedAttempts) return out;
+  const tags = { target_type: type };
+  let wrong = out.servedAttempts - 1;
+  for (let i = 0; i < AFTER_SAMPLES; i++) {
+    sleep(0.25);
+    const s = served(dcfg, DEPLOY_TARGETS[type], null, 0, tags);
+    if (!s || s.serial !== out.serialNorm) wrong++;
+  }
+  deployWrongSerial.add(wrong, tags);
+  if (wrong > 0) console.warn(`rotation ${type} ${certId}: ${wrong} handshake(s) after the deployment was Completed got another certificate than ${out.serialNorm}`);
+  check(wrong, { 'rotation: only the new certificate once the deployment is Completed': (w) => w === 0 }, tags);
+  return out;
+}

@@ -11,6 +11,8 @@ export const DEFAULTS = Object.freeze({
   "DEPLOY_CERTS_PER_TARGET": "250",
   "DEPLOY_PROBE_URL": "http://tlsprobe:8080",
   "DEPLOY_STUCK_AFTER": "75s",
+  "DEPLOY_MASS_CERTS": "1000",
+  "DEPLOY_MASS_DEADLINE": "5m",
   "CERTCTL_URL": "https://certctl-server:8443",
   "LT_TEAM_ID": "lt-team",
   "LT_OWNER_ID": "lt-owner",

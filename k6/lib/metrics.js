@@ -76,6 +76,22 @@ export const deployFailed = declare(Counter, 'deploy_failed');
 export const deployNotServed = declare(Counter, 'deploy_not_served');
 export const deployNotSigned = declare(Counter, 'deploy_not_signed');
 export const deployCompleted = declare(Counter, 'deploy_completed');
+// Deployment jobs that failed because the F5 refused certctl's login: its connector logs in for every
+// deployment and never logs out, and BIG-IP allows 100 live tokens per user
+// (docs/certctl-findings.md#f5-token-leak). certctl's defect, counted apart from deploy_failed.
+export const deployF5TokenLimit = declare(Counter, 'deploy_f5_token_limit');
+// Mass rotation: from the bulk renewal to every target serving a new certificate (one sample a run),
+// the deployments completed per minute over it, 1 per target that served a new certificate in time,
+// and deployment jobs certctl retried (attempts > 1).
+export const deployMassMS = declare(Trend, 'deploy_mass_ms', true);
+export const deployMassPerMin = declare(Trend, 'deploy_mass_per_min');
+export const deployMassOK = declare(Rate, 'deploy_mass_ok');
+export const deployRetried = declare(Counter, 'deploy_retried');
+// Rotation under traffic: handshakes of the client load that failed (refused, reset, a chain that does
+// not verify), and handshakes after certctl marked the deployment Completed that still got another
+// certificate than the new one.
+export const deployHandshakeFailed = declare(Counter, 'deploy_handshake_failed');
+export const deployWrongSerial = declare(Counter, 'deploy_wrong_serial');
 
 // metricName('http_req_duration{endpoint:nonce}') -> 'http_req_duration'; throws on a malformed selector.
 export function metricName(selector, where) {

@@ -13,7 +13,8 @@
 //         labels?   fields copied into the record as they are (e.g. target_type) }
 // A metric is a k6/lib/metrics.js symbol or the name of a k6 built-in; any other name fails at init.
 // A constant-vus load is { executor: 'constant-vus', vus }: it cannot drop iterations, so its budget
-// carries no dropped_iterations threshold.
+// carries no dropped_iterations threshold. A per-vu-iterations load is { executor: 'per-vu-iterations',
+// vus, iterations }: an event (a mass rotation) rather than a rate; DURATION bounds it (maxDuration).
 import exec from 'k6/execution';
 import { loadConfig } from './config.js';
 import { thresholdsFor } from './thresholds.js';
@@ -48,7 +49,9 @@ const ITERATIONS_PER_VU_SECOND = 10;
 
 // resultsBytes(k6 scenario, seconds) -> the bytes its results take at most, about.
 export function resultsBytes(sc, seconds) {
-  const perSecond = sc.executor === 'constant-vus' ? sc.vus * ITERATIONS_PER_VU_SECOND : sc.rate / timeUnitSeconds(sc.timeUnit);
+  const perSecond = sc.executor === 'constant-vus' ? sc.vus * ITERATIONS_PER_VU_SECOND
+    : sc.executor === 'per-vu-iterations' ? sc.vus * sc.iterations / Math.max(1, seconds)
+    : sc.rate / timeUnitSeconds(sc.timeUnit);
   return Math.ceil(perSecond * seconds) * RAW_BYTES_PER_ITERATION + BYTES_PER_SCENARIO;
 }
 
@@ -95,6 +98,8 @@ export function defineScenario(specIn, env) {
   const maxVUs = cfg.maxVUs || load.maxVUs;
   const k6scenario = load.executor === 'constant-vus'
     ? { executor: load.executor, vus: cfg.maxVUs || cfg.vusFor(spec.name, load.vus), duration: cfg.duration, gracefulStop: '15s' }
+    : load.executor === 'per-vu-iterations'
+    ? { executor: load.executor, vus: load.vus, iterations: load.iterations, maxDuration: cfg.duration, gracefulStop: load.gracefulStop || '15s' }
     : {
       executor: load.executor,
       rate: cfg.rateFor(spec.name, load.rate),
