@@ -403,6 +403,7 @@ export function massRotation(cfg, dcfg, plan) {
       deployNotServed.add(1, tags);
     }
     deployMassOK.add(s.servedAt ? 1 : 0, tags);
+    check(s, { 'mass: the target serves a new certificate whose chain verifies': (x) => !!x.servedAt }, tags);
   }
   const all = TYPES.every((t) => st[t].servedAt) ? Math.max(...TYPES.map((t) => st[t].servedAt)) - t0 : NaN;
   if (!Number.isNaN(all)) deployMassMS.add(all);
