@@ -215,7 +215,7 @@ func (c *Config) loadDeployKnobs(get getter) error {
 			c.Env[k] = v
 		}
 	}
-	for _, k := range []string{"DEPLOY_RELOAD_BROKEN", "DEPLOY_RELOAD_HARD"} {
+	for _, k := range []string{"DEPLOY_RELOAD_BROKEN", "DEPLOY_RELOAD_HARD", "DEPLOY_TARGET_VERIFY"} {
 		if v := get(k, ""); v != "" {
 			if v != "0" && v != "1" {
 				return fmt.Errorf("%s=%q: use 1 (on) or 0", k, v)
