@@ -50,6 +50,8 @@ type Config struct {
 	// deployment through the REST API is what its clients see next.
 	VirtualListen  string
 	VirtualProfile string
+	// LogCalls logs every /mgmt/ call (method, route, status) on stderr.
+	LogCalls bool
 	// Healthcheck makes the binary probe a running instance instead of
 	// serving.
 	Healthcheck bool
@@ -116,6 +118,14 @@ func LoadConfig(getenv func(string) string, args []string) (Config, error) {
 			return cfg, fmt.Errorf("F5_MAX_TOKENS: %q is not a non-negative integer (0 = no limit)", v)
 		}
 		cfg.MaxTokens = n
+	}
+
+	switch v := strings.TrimSpace(getenv("F5_LOG_CALLS")); v {
+	case "", "0":
+	case "1":
+		cfg.LogCalls = true
+	default:
+		return cfg, fmt.Errorf("F5_LOG_CALLS: %q is neither 1 nor 0", v)
 	}
 
 	if v := strings.TrimSpace(getenv("F5_VIRTUAL_LISTEN")); v != "" {

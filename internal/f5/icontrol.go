@@ -62,6 +62,7 @@ type API struct {
 	partitions  map[string]bool
 	txns        map[int64]*txn
 	lastTxnID   int64
+	calls       *callLog // F5_LOG_CALLS: one line per /mgmt/ call
 }
 
 // NewAPI builds the iControl REST handler. The management certificate

@@ -26,6 +26,10 @@ func NewHandler(api *API, hostname string) http.Handler {
 	page := []byte("<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>" + PageMarker + "</title></head>\n" +
 		"<body><h1>" + PageMarker + "</h1><p>host: " + html.EscapeString(hostname) + "</p></body></html>\n")
 	pageLen := strconv.Itoa(len(page))
+	var mgmt http.Handler = api
+	if api.calls != nil {
+		mgmt = api.calls.wrap(api)
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch p := r.URL.Path; {
 		case p == "/":
@@ -50,7 +54,7 @@ func NewHandler(api *API, hostname string) http.Handler {
 			w.Header().Set("Content-Length", "2")
 			_, _ = io.WriteString(w, "ok")
 		case p == "/mgmt" || strings.HasPrefix(p, "/mgmt/"):
-			api.ServeHTTP(w, r)
+			mgmt.ServeHTTP(w, r)
 		default:
 			api.fail(w, r, notRegistered(p))
 		}
@@ -121,6 +125,9 @@ func Run(ctx context.Context, cfg Config, stderr io.Writer) error {
 	api, err := NewAPI(cfg, cert, nil)
 	if err != nil {
 		return fmt.Errorf("refusing to start: %w", err)
+	}
+	if cfg.LogCalls {
+		api.calls = &callLog{w: stderr}
 	}
 	hostname, _ := os.Hostname()
 	ln, err := net.Listen("tcp", cfg.Listen)

@@ -61,3 +61,20 @@ func TestVirtualProfileMustExist(t *testing.T) {
 		t.Fatalf("cfg %+v, err %v", cfg, err)
 	}
 }
+
+func TestCallRoute(t *testing.T) {
+	for path, want := range map[string]string{
+		"/mgmt/shared/authn/login":                               "/mgmt/shared/authn/login",
+		"/mgmt/shared/file-transfer/uploads/certctl-cert-17.pem": "/mgmt/shared/file-transfer/uploads/{file}",
+		"/mgmt/tm/sys/crypto/cert":                               "/mgmt/tm/sys/crypto/cert",
+		"/mgmt/tm/sys/crypto/key/~Common~certctl-key-17":         "/mgmt/tm/sys/crypto/key/{name}",
+		"/mgmt/tm/ltm/profile/client-ssl/~Common~lt-f5":          "/mgmt/tm/ltm/profile/client-ssl/{name}",
+		"/mgmt/tm/transaction/1795692682042571":                  "/mgmt/tm/transaction/{id}",
+		"/mgmt/tm/transaction/1795692682042571/commands/2":       "/mgmt/tm/transaction/{id}/commands",
+		"/mgmt/shared/authz/tokens/ABCDEFGHIJKLMNOPQRSTUVWXYZ":   "/mgmt/shared/authz/tokens/{token}",
+	} {
+		if got := callRoute(path); got != want {
+			t.Errorf("callRoute(%s) = %s, want %s", path, got, want)
+		}
+	}
+}

@@ -203,6 +203,9 @@ func totals(sc Scenario) (line, note string) {
 	if sc.Record.Counters["f5_token_limit"] > 0 {
 		notes = append(notes, "f5_token_limit: deployments the F5 refused because certctl's F5 connector logs in for each one and never logs out, and BIG-IP keeps 100 live tokens per user — certctl's defect, docs/certctl-findings.md#f5-token-leak; counted apart from failed")
 	}
+	if sc.Record.Counters["endpoint_no_job"] > 0 {
+		notes = append(notes, "endpoint_no_job: POST /certificates/{id}/deploy answered 202 and created no deployment job — certctl's placeholder, docs/certctl-findings.md#no-target-binding")
+	}
 	if sc.Record.Counters["stolen"] > 0 {
 		notes = append(notes, "stolen: deployment jobs still Pending or Running when the loop gave up; at a job processor interval under the agents' 30 s poll they are claimed by certctl's job processor and never run — docs/certctl-findings.md#job-processor-steals")
 	}

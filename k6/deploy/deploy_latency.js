@@ -2,11 +2,16 @@
 // certificate bound to a target (seed/deploy/bindings.sql) and follows it until the target serves
 // the new serial: per target type, the loop and its stages (signed, deployment job, served).
 // 4 loops a minute (one per target type): the agents' 30-second poll makes each one last 30-90 s.
+// A served loop then asks certctl to deploy the certificate again through POST /certificates/{id}/deploy
+// and counts whether that made a deployment job (docs/certctl-findings.md#no-target-binding).
 import exec from 'k6/execution';
 import { defineScenario } from '../lib/scenario.js';
 import { probeCertctl } from '../lib/probe.js';
 import { seededIDs } from '../lib/certctl.js';
-import { TYPES, deployConfig, deployFacts, deployPools, deployTrends, renewAndFollow, DEPLOY_COUNTERS } from '../lib/deploy.js';
+import {
+  TYPES, deployConfig, deployFacts, deployPools, deployTrends, redeploy, renewAndFollow, targetIDsByName, DEPLOY_COUNTERS,
+} from '../lib/deploy.js';
+import { deployEndpointJob, deployEndpointNoJob } from '../lib/metrics.js';
 
 const s = defineScenario({
   name: 'deploy_latency',
@@ -16,11 +21,13 @@ const s = defineScenario({
   probe: (cfg) => {
     const info = probeCertctl(cfg);
     const pools = deployPools(cfg, seededIDs, dcfg);
-    return Object.assign(info, deployFacts(dcfg), { target_types: TYPES.join(','), pools });
+    const ids = targetIDsByName(cfg);
+    const targets = Object.fromEntries(TYPES.map((t) => [t, ids[`lt-deploy-${t}`]]));
+    return Object.assign(info, deployFacts(dcfg), { target_types: TYPES.join(','), pools, targets });
   },
   latencyMetric: 'deploy_loop_ms',
   trends: deployTrends(),
-  counters: DEPLOY_COUNTERS,
+  counters: Object.assign({ endpoint_job: deployEndpointJob, endpoint_no_job: deployEndpointNoJob }, DEPLOY_COUNTERS),
 });
 const dcfg = deployConfig();
 
@@ -31,5 +38,6 @@ export default function (data) {
   const i = exec.scenario.iterationInTest;
   const type = TYPES[i % TYPES.length];
   const pool = data.pools[type];
-  renewAndFollow(s.cfg, dcfg, type, pool[Math.floor(i / TYPES.length) % pool.length]);
+  const certId = pool[Math.floor(i / TYPES.length) % pool.length];
+  if (renewAndFollow(s.cfg, dcfg, type, certId).ok) redeploy(s.cfg, type, certId, data.targets[type]);
 }

@@ -12,7 +12,7 @@ import { json } from './certctl.js';
 import {
   deployLoopMS, deploySignedMS, deployJobMS, deployServedMS, deployLoopOK,
   deployStolen, deployFailed, deployNotServed, deployNotSigned, deployCompleted,
-  deployF5TokenLimit, deployMassMS, deployMassPerMin, deployMassOK, deployRetried, deployHandshakeFailed, deployWrongSerial,
+  deployF5TokenLimit, deployEndpointJob, deployEndpointNoJob, deployMassMS, deployMassPerMin, deployMassOK, deployRetried, deployHandshakeFailed, deployWrongSerial,
 } from './metrics.js';
 
 // The four target types: the host certctl's certificate names, and where the probe finds its TLS.
@@ -67,7 +67,7 @@ export function deployConfig(env) {
 }
 
 function positiveInt(v, name) {
-  const n = Number(v);
+  const n = /^[0-9]+$/.test(String(v)) ? Number(v) : NaN;
   if (!Number.isInteger(n) || n < 1) throw new Error(`${name}=${v}: want a whole number above 0`);
   return n;
 }
@@ -451,4 +451,19 @@ export function rotateAndWatch(cfg, dcfg, type, certId) {
   if (wrong > 0) console.warn(`rotation ${type} ${certId}: ${wrong} handshake(s) after the deployment was Completed got another certificate than ${out.serialNorm}`);
   check(wrong, { 'rotation: only the new certificate once the deployment is Completed': (w) => w === 0 }, tags);
   return out;
+}
+
+// redeploy asks certctl to deploy a certificate again to its target (POST /certificates/{id}/deploy,
+// the API's own way to deploy) and looks for the deployment job it should create within 5 s.
+export function redeploy(cfg, type, certId, targetId) {
+  const tags = { target_type: type };
+  const t0 = Date.now();
+  const res = http.post(`${cfg.baseUrl}/api/v1/certificates/${certId}/deploy`, JSON.stringify({ target_id: targetId }), {
+    headers: headers(cfg), timeout: cfg.requestTimeout,
+    tags: Object.assign({ name: 'POST /api/v1/certificates/{id}/deploy' }, tags), responseCallback: http.expectedStatuses(202),
+  });
+  if (!check(res, { 'deploy endpoint: 202 Accepted': (r) => r.status === 202 }, tags)) return null;
+  const job = waitFor(Date.now() + 5000, () => findJob(cfg, 'Deployment', certId, t0, tags));
+  (job ? deployEndpointJob : deployEndpointNoJob).add(1, tags);
+  return job;
 }

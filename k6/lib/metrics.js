@@ -90,6 +90,9 @@ export const deployRetried = declare(Counter, 'deploy_retried');
 // Rotation under traffic: handshakes of the client load that failed (refused, reset, a chain that does
 // not verify), and handshakes after certctl marked the deployment Completed that still got another
 // certificate than the new one.
+// POST /certificates/{id}/deploy after a served loop: whether certctl created a deployment job for it.
+export const deployEndpointJob = declare(Counter, 'deploy_endpoint_job');
+export const deployEndpointNoJob = declare(Counter, 'deploy_endpoint_no_job');
 export const deployHandshakeFailed = declare(Counter, 'deploy_handshake_failed');
 export const deployWrongSerial = declare(Counter, 'deploy_wrong_serial');
 

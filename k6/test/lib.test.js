@@ -9,7 +9,7 @@ import { knownMetric, customNames } from '../lib/metrics.js';
 import { metricOf, resultsBytes, diskShortfall } from '../lib/scenario.js';
 import { untimedHeaders, UNTIMED_HEADER } from '../lib/certctl.js';
 import { recordKey } from '../lib/summary.js';
-import { parseTime, deployTrends, deployConfig, TYPES } from '../lib/deploy.js';
+import { parseTime, deployTrends, deployConfig, failedCounter, TYPES, DEPLOY_COUNTERS } from '../lib/deploy.js';
 
 // A leaf certctl 151107c issued through the agent CSR path; its ARI id checked with openssl.
 const ARI_LEAF = open('./testdata/ari-leaf.pem');
@@ -195,6 +195,14 @@ function testDeploy() {
   for (const sel of Object.values(tr)) metricOf(sel.replace(/\{.*/, ''), 'test');
   eq('stuck after, default', deployConfig({}).stuckAfterS, 75);
   throws('stuck after, malformed', () => deployConfig({ DEPLOY_STUCK_AFTER: 'later' }), /DEPLOY_STUCK_AFTER="later"/);
+  eq('mass certificates, default', deployConfig({}).massCerts, 1000);
+  throws('mass certificates, not a count', () => deployConfig({ DEPLOY_MASS_CERTS: '1e3' }), /DEPLOY_MASS_CERTS=1e3/);
+  eq('mass deadline, default 5 m', deployConfig({}).massDeadlineS, 300);
+  eq('mass deadline, cut to a shorter DURATION', deployConfig({ DURATION: '90s' }).massDeadlineS, 90);
+  eq('an F5 login refused is the token leak', failedCounter({ last_error: 'deployment failed: F5 auth failed with status 400: user x has reached maximum active login tokens' }).name, 'deploy_f5_token_limit');
+  eq('any other failure is a failure', failedCounter({ last_error: 'reload failed' }).name, 'deploy_failed');
+  eq('a failure without an error is a failure', failedCounter({}).name, 'deploy_failed');
+  eq('outcomes per target type', DEPLOY_COUNTERS.stolen_f5, 'deploy_stolen{target_type:f5}');
 }
 
 export default function () {
