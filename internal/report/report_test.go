@@ -146,3 +146,25 @@ func TestGoldenRecordedDeployRun(t *testing.T) {
 	b, _ := json.MarshalIndent(s, "", "  ")
 	golden(t, "run-deploy.summary.json", string(b)+"\n")
 }
+
+// A mass rotation of 1,000 certificates recorded against the real certctl v2.1.7: every target served a
+// new certificate, and the F5's refused logins (certctl's token leak) are counted apart from failures,
+// with the note that says why.
+func TestGoldenRecordedMassRotation(t *testing.T) {
+	s, err := Load("testdata/run-deploy-mass")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := map[string]DeployRow{}
+	for _, d := range s.DeployTier {
+		rows[d.TargetType] = d
+	}
+	if !s.Passed || len(rows) != 4 || rows["f5"].F5TokenLimit != 200 || rows["f5"].Failed != 0 || rows["nginx"].Completed != 250 {
+		t.Fatalf("passed=%v rows %+v", s.Passed, rows)
+	}
+	txt := Text(s)
+	if !strings.Contains(txt, "certctl-findings.md#f5-token-leak") {
+		t.Error("the token limit is counted without saying why")
+	}
+	golden(t, "run-deploy-mass.summary.txt", txt)
+}

@@ -57,6 +57,11 @@ func Text(s Summary) string {
 			fmt.Fprintf(tw, "%s\t%s\t%s\n", d.Scenario, d.TargetType, strings.Join(deployFigures(d), "\t"))
 		}
 		tw.Flush()
+		for _, sc := range s.Scenarios {
+			if line := massLine(sc); line != "" {
+				b.WriteString(line + "\n")
+			}
+		}
 	}
 	for _, sc := range s.Scenarios {
 		t, note := totals(sc)
@@ -154,6 +159,19 @@ func connectorFigures(c ConnectorRow) []string {
 	h := c.TLSHandshakeMS
 	return []string{fmt.Sprintf("%.0f", c.Iterations), fmt.Sprintf("%.2f%%", c.ErrorRate*100),
 		ms(c.P50MS), ms(c.P95MS), ms(c.P99MS), ms(c.MaxMS), ms(h.P50), ms(h.P95), ms(h.P99), ms(h.Max)}
+}
+
+// massLine: a mass rotation's whole, "" for other scenarios.
+func massLine(sc Scenario) string {
+	r := sc.Record
+	if r == nil || r.Tier != "deploy" || r.TrendsMS["per_minute"].Max == 0 {
+		return ""
+	}
+	all := "not every target served a new certificate"
+	if r.LatencyMS.Max > 0 {
+		all = fmt.Sprintf("every target served a new certificate after %.1f s", r.LatencyMS.Max/1000)
+	}
+	return fmt.Sprintf("%s: %s; %.0f deployments a minute", sc.Name, all, r.TrendsMS["per_minute"].Max)
 }
 
 // deployStages says what each stage of a deploy loop is, for the table's readers.

@@ -1,7 +1,8 @@
 // Deploy tier: the whole rotation loop, one target type after another. Each iteration renews a
 // certificate bound to a target (seed/deploy/bindings.sql) and follows it until the target serves
 // the new serial: per target type, the loop and its stages (signed, deployment job, served).
-// 4 loops a minute (one per target type): the agents' 30-second poll makes each one last 30-90 s.
+// 4 loops a minute (one per target type): the agents' 30-second poll makes each one last 30-90 s. Each
+// starts after a random part of that poll (phaseJitter), so the loops sample every phase of it.
 // A served loop then asks certctl to deploy the certificate again through POST /certificates/{id}/deploy
 // and counts whether that made a deployment job (docs/certctl-findings.md#no-target-binding).
 import exec from 'k6/execution';
@@ -9,7 +10,7 @@ import { defineScenario } from '../lib/scenario.js';
 import { probeCertctl } from '../lib/probe.js';
 import { seededIDs } from '../lib/certctl.js';
 import {
-  TYPES, deployConfig, deployFacts, deployPools, deployTrends, redeploy, renewAndFollow, targetIDsByName, DEPLOY_COUNTERS,
+  TYPES, deployConfig, deployFacts, deployPools, deployTrends, phaseJitter, redeploy, renewAndFollow, targetIDsByName, DEPLOY_COUNTERS,
 } from '../lib/deploy.js';
 import { deployEndpointJob, deployEndpointNoJob } from '../lib/metrics.js';
 
@@ -39,5 +40,6 @@ export default function (data) {
   const type = TYPES[i % TYPES.length];
   const pool = data.pools[type];
   const certId = pool[Math.floor(i / TYPES.length) % pool.length];
+  phaseJitter();
   if (renewAndFollow(s.cfg, dcfg, type, certId).ok) redeploy(s.cfg, type, certId, data.targets[type]);
 }

@@ -6,7 +6,9 @@ import exec from 'k6/execution';
 import { defineScenario } from '../lib/scenario.js';
 import { probeCertctl } from '../lib/probe.js';
 import { seededIDs } from '../lib/certctl.js';
-import { TYPES, clientHandshake, deployConfig, deployFacts, deployPools, deployTrends, rotateAndWatch, DEPLOY_COUNTERS } from '../lib/deploy.js';
+import {
+  TYPES, clientHandshake, deployConfig, deployFacts, deployPools, deployTrends, phaseJitter, rotateAndWatch, DEPLOY_COUNTERS,
+} from '../lib/deploy.js';
 import { deployHandshakeFailed, deployWrongSerial } from '../lib/metrics.js';
 
 // 20 handshakes a second, 5 per target; of every 1200 iterations (a minute) the first four rotate a
@@ -40,6 +42,7 @@ export default function (data) {
   if (i % ROTATE_EVERY < TYPES.length) {
     const round = Math.floor(i / ROTATE_EVERY);
     const pool = data.pools[type];
+    phaseJitter();
     rotateAndWatch(s.cfg, dcfg, type, pool[round % pool.length]);
     return;
   }

@@ -51,6 +51,7 @@ export const DEPLOY_COUNTERS = (() => {
 })();
 
 const POLL_S = 1;
+const AGENT_POLL_S = 30;
 
 export function deployConfig(env) {
   const e = env || __ENV;
@@ -126,6 +127,13 @@ export function served(dcfg, target, want, timeoutS, tags) {
     responseCallback: http.expectedStatuses(200),
   });
   return res.status === 200 ? json(res) : null;
+}
+
+// phaseJitter waits a random part of the agents' 30-second poll. A renewal's wait for the agent depends
+// on where in the agent's poll cycle it lands; loops started at a fixed rate would land at the same
+// phase every time and measure one point of that wait, not its spread.
+export function phaseJitter() {
+  sleep(Math.random() * AGENT_POLL_S);
 }
 
 // waitFor polls fn every second until it returns something or deadlineMS passes.
@@ -252,7 +260,7 @@ export function deployFacts(dcfg, env) {
   const e = env || __ENV;
   return {
     job_processor_interval: knob(e, 'CERTCTL_SCHEDULER_JOB_PROCESSOR_INTERVAL'),
-    agent_poll_s: 30,
+    agent_poll_s: AGENT_POLL_S,
     stuck_after_s: dcfg.stuckAfterS,
   };
 }
