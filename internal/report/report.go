@@ -276,11 +276,11 @@ type DeployRow struct {
 	// F5TokenLimit: failed because the F5 refused certctl's login (certctl's token leak), apart from Failed.
 	F5TokenLimit float64 `json:"f5_token_limit"`
 	NotServed    float64 `json:"not_served"`
-	NotSigned  float64 `json:"not_signed"`
-	SignedMS   Latency `json:"signed_ms"`
-	JobMS      Latency `json:"job_ms"`
-	ServedMS   Latency `json:"served_ms"`
-	LoopMS     Latency `json:"loop_ms"`
+	NotSigned    float64 `json:"not_signed"`
+	SignedMS     Latency `json:"signed_ms"`
+	JobMS        Latency `json:"job_ms"`
+	ServedMS     Latency `json:"served_ms"`
+	LoopMS       Latency `json:"loop_ms"`
 }
 
 // deployTier reads the rows from the records of deploy scenarios, whose trends are per target type
