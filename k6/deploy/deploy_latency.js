@@ -7,30 +7,20 @@
 // and counts whether that made a deployment job (docs/certctl-findings.md#no-target-binding).
 import exec from 'k6/execution';
 import { defineScenario } from '../lib/scenario.js';
-import { probeCertctl } from '../lib/probe.js';
-import { seededIDs } from '../lib/certctl.js';
-import {
-  TYPES, deployConfig, deployFacts, deployPools, deployTrends, phaseJitter, redeploy, renewAndFollow, targetIDsByName, DEPLOY_COUNTERS,
-} from '../lib/deploy.js';
+import { TYPES, deployConfig, deployProbe, deployTrends, phaseJitter, redeploy, renewAndFollow, DEPLOY_COUNTERS } from '../lib/deploy.js';
 import { deployEndpointJob, deployEndpointNoJob } from '../lib/metrics.js';
 
+const dcfg = deployConfig();
 const s = defineScenario({
   name: 'deploy_latency',
   tier: 'deploy',
   budget: 'deploy_latency',
   load: { executor: 'constant-arrival-rate', rate: 4, timeUnit: '1m', preAllocatedVUs: 8, maxVUs: 40, gracefulStop: '150s' },
-  probe: (cfg) => {
-    const info = probeCertctl(cfg);
-    const pools = deployPools(cfg, seededIDs, dcfg);
-    const ids = targetIDsByName(cfg);
-    const targets = Object.fromEntries(TYPES.map((t) => [t, ids[`lt-deploy-${t}`]]));
-    return Object.assign(info, deployFacts(dcfg), { target_types: TYPES.join(','), pools, targets });
-  },
+  probe: deployProbe(dcfg),
   latencyMetric: 'deploy_loop_ms',
   trends: deployTrends(),
   counters: Object.assign({ endpoint_job: deployEndpointJob, endpoint_no_job: deployEndpointNoJob }, DEPLOY_COUNTERS),
 });
-const dcfg = deployConfig();
 
 export const options = s.options;
 export const setup = s.setup;

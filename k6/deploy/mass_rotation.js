@@ -4,27 +4,22 @@
 // target and in all, deployments per minute, jobs failed, retried or never run. One iteration; DURATION
 // bounds it, DEPLOY_MASS_DEADLINE is its budget.
 import { defineScenario } from '../lib/scenario.js';
-import { probeCertctl } from '../lib/probe.js';
-import { seededIDs } from '../lib/certctl.js';
-import { deployConfig, deployFacts, deployPools, deployTrends, massPlan, massRotation, targetIDsByName, DEPLOY_COUNTERS } from '../lib/deploy.js';
+import { deployConfig, deployProbe, deployTrends, massPlan, massRotation, DEPLOY_COUNTERS } from '../lib/deploy.js';
 import { deployMassPerMin, deployRetried } from '../lib/metrics.js';
 
+const dcfg = deployConfig();
 const s = defineScenario({
   name: 'mass_rotation',
   tier: 'deploy',
   budget: 'mass_rotation',
   load: { executor: 'per-vu-iterations', vus: 1, iterations: 1, gracefulStop: '60s' },
-  probe: (cfg) => {
-    const info = probeCertctl(cfg);
-    const pools = deployPools(cfg, seededIDs, dcfg);
-    const plan = massPlan(cfg, dcfg, pools, targetIDsByName(cfg));
-    return Object.assign(info, deployFacts(dcfg), { mass_certs: dcfg.massCerts, mass_deadline_s: dcfg.massDeadlineS, plan });
-  },
+  probe: deployProbe(dcfg, (cfg, info) => ({
+    mass_certs: dcfg.massCerts, mass_deadline_s: dcfg.massDeadlineS, plan: massPlan(cfg, dcfg, info.pools, info.targets),
+  })),
   latencyMetric: 'deploy_mass_ms',
   trends: Object.assign(deployTrends(), { per_minute: deployMassPerMin }),
   counters: Object.assign({ retried: deployRetried }, DEPLOY_COUNTERS),
 });
-const dcfg = deployConfig();
 
 export const options = s.options;
 export const setup = s.setup;

@@ -4,12 +4,10 @@
 // and once certctl calls the deployment Completed no handshake gets anything but the new certificate.
 import exec from 'k6/execution';
 import { defineScenario } from '../lib/scenario.js';
-import { probeCertctl } from '../lib/probe.js';
-import { seededIDs } from '../lib/certctl.js';
-import {
-  TYPES, clientHandshake, deployConfig, deployFacts, deployPools, deployTrends, phaseJitter, rotateAndWatch, DEPLOY_COUNTERS,
-} from '../lib/deploy.js';
+import { TYPES, clientHandshake, deployConfig, deployProbe, deployTrends, phaseJitter, rotateAndWatch, DEPLOY_COUNTERS } from '../lib/deploy.js';
 import { deployHandshakeFailed, deployWrongSerial } from '../lib/metrics.js';
+
+const dcfg = deployConfig();
 
 // 20 handshakes a second, 5 per target; of every 1200 iterations (a minute) the first four rotate a
 // target each, and hold their VU for the minute the loop takes.
@@ -22,16 +20,11 @@ const s = defineScenario({
   budget: 'rotation_under_traffic',
   load: { executor: 'constant-arrival-rate', rate: RATE, timeUnit: '1s', preAllocatedVUs: 20, maxVUs: 60, gracefulStop: '150s' },
   options: { noConnectionReuse: true },
-  probe: (cfg) => {
-    const info = probeCertctl(cfg);
-    const pools = deployPools(cfg, seededIDs, dcfg);
-    return Object.assign(info, deployFacts(dcfg), { target_types: TYPES.join(','), pools, rotate_every_iterations: ROTATE_EVERY });
-  },
+  probe: deployProbe(dcfg, () => ({ rotate_every_iterations: ROTATE_EVERY })),
   latencyMetric: 'deploy_loop_ms',
   trends: deployTrends(),
   counters: Object.assign({ handshake_failed: deployHandshakeFailed, wrong_serial: deployWrongSerial }, DEPLOY_COUNTERS),
 });
-const dcfg = deployConfig();
 
 export const options = s.options;
 export const setup = s.setup;

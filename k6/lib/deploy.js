@@ -8,7 +8,8 @@
 import http from 'k6/http';
 import { check, sleep } from 'k6';
 import { knob, durationSeconds } from './config.js';
-import { json } from './certctl.js';
+import { json, seededIDs } from './certctl.js';
+import { probeCertctl } from './probe.js';
 import {
   deployLoopMS, deploySignedMS, deployJobMS, deployServedMS, deployLoopOK,
   deployStolen, deployFailed, deployNotServed, deployNotSigned, deployCompleted,
@@ -254,6 +255,23 @@ export function deployPools(cfg, seededIDs, dcfg) {
   return pools;
 }
 
+// deployProbe: a deploy scenario's setup() probe. certctl answers, so does the TLS probe; each target
+// type's seeded certificates and its target's id, what bounds the loop, and the scenario's own fields.
+export function deployProbe(dcfg, extra) {
+  return (cfg) => {
+    const info = probeCertctl(cfg);
+    const pools = deployPools(cfg, seededIDs, dcfg);
+    const ids = targetIDsByName(cfg);
+    const targets = {};
+    for (const t of TYPES) {
+      targets[t] = ids[`lt-deploy-${t}`];
+      if (!targets[t]) throw new Error(`no target lt-deploy-${t}: fixtures/deploy/register.sh has not run`);
+    }
+    const out = Object.assign(info, deployFacts(dcfg), { target_types: TYPES.join(','), pools, targets });
+    return Object.assign(out, extra ? extra(cfg, out) : {});
+  };
+}
+
 // deployFacts: what bounds the loop, for the record (setup data): the job processor interval in force
 // and how long a job may wait before it counts as stolen.
 export function deployFacts(dcfg, env) {
@@ -270,7 +288,7 @@ export function deployFacts(dcfg, env) {
 
 // massPlan (setup): which certificates to renew, DEPLOY_MASS_CERTS spread evenly over the target types,
 // each target's id (its Deployment jobs name it) and the serial it serves before the rotation.
-export function massPlan(cfg, dcfg, pools, targetIDs) {
+export function massPlan(cfg, dcfg, pools, targets) {
   const per = Math.ceil(dcfg.massCerts / TYPES.length);
   const plan = { certs: {}, targets: {}, before: {} };
   for (const t of TYPES) {
@@ -278,8 +296,7 @@ export function massPlan(cfg, dcfg, pools, targetIDs) {
       throw new Error(`DEPLOY_MASS_CERTS=${dcfg.massCerts} needs ${per} certificates per target and lt-deploy-${t} has ${pools[t].length}: raise DEPLOY_CERTS_PER_TARGET`);
     }
     plan.certs[t] = pools[t].slice(0, per);
-    plan.targets[t] = targetIDs[`lt-deploy-${t}`];
-    if (!plan.targets[t]) throw new Error(`no target lt-deploy-${t}: fixtures/deploy/register.sh has not run`);
+    plan.targets[t] = targets[t];
     const s = served(dcfg, DEPLOY_TARGETS[t], null, 0, { target_type: t, phase: 'setup' });
     if (!s || !s.serial) throw new Error(`the probe cannot read what ${DEPLOY_TARGETS[t].addr} serves: ${s ? s.error : 'no answer'}`);
     plan.before[t] = s.serial;
