@@ -17,7 +17,6 @@ type token struct {
 	user    string
 	addr    string
 	start   time.Time
-	timeout int // seconds
 	expires time.Time
 	gen     int64
 }
@@ -29,7 +28,7 @@ func (t *token) json() map[string]any {
 		"userName":         t.user,
 		"authProviderName": "tmos",
 		"user":             map[string]string{"link": "https://localhost/mgmt/shared/authz/users/" + t.user},
-		"timeout":          t.timeout,
+		"timeout":          tokenTimeout,
 		"startTime":        t.start.UTC().Format("2006-01-02T15:04:05.000-0700"),
 		"address":          t.addr,
 		"partition":        "[All]",
@@ -67,8 +66,8 @@ func (a *API) credsOK(user, pass string) bool {
 // pruneTokens drops expired tokens and returns how many are left. With a
 // token cap it runs on every login (the map stays near the cap); without
 // one, only when the map has doubled since the last run.
-func (a *API) pruneTokens(now time.Time, force bool) int {
-	if !force && len(a.tokens) <= 2*a.tokensPrune+1024 {
+func (a *API) pruneTokens(now time.Time) int {
+	if a.maxTokens <= 0 && len(a.tokens) <= 2*a.tokensPrune+1024 {
 		return len(a.tokens)
 	}
 	for k, t := range a.tokens {
@@ -80,8 +79,8 @@ func (a *API) pruneTokens(now time.Time, force bool) int {
 	return len(a.tokens)
 }
 
-// login is POST /mgmt/shared/authn/login. certctl sends the credentials in
-// the JSON body; HTTP basic auth on an empty body is accepted as well.
+// login is POST /mgmt/shared/authn/login with the credentials in the JSON
+// body, the only way certctl logs in.
 func (a *API) login(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		a.fail(w, r, restErr(405, "Method "+r.Method+" is not supported on "+loginPath))
@@ -103,11 +102,6 @@ func (a *API) login(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if req.Username == "" {
-		if u, p, ok := r.BasicAuth(); ok {
-			req.Username, req.Password = u, p
-		}
-	}
 	if !a.credsOK(req.Username, req.Password) {
 		a.fail(w, r, restErr(401, "Authentication failed."))
 		return
@@ -115,14 +109,14 @@ func (a *API) login(w http.ResponseWriter, r *http.Request) {
 
 	a.mu.Lock()
 	now := a.now()
-	active := a.pruneTokens(now, a.maxTokens > 0)
+	active := a.pruneTokens(now)
 	if a.maxTokens > 0 && active >= a.maxTokens {
 		a.mu.Unlock()
 		a.fail(w, r, restErr(400, "user "+a.userID+" has reached maximum active login tokens"))
 		return
 	}
 	a.gen++
-	t := &token{value: newTokenValue(), user: a.user, addr: clientIP(r), start: now, timeout: tokenTimeout,
+	t := &token{value: newTokenValue(), user: a.user, addr: clientIP(r), start: now,
 		expires: now.Add(tokenTimeout * time.Second), gen: a.gen}
 	a.tokens[t.value] = t
 	a.mu.Unlock()
@@ -137,8 +131,8 @@ func (a *API) login(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-// authorize accepts a live X-F5-Auth-Token or, as BIG-IP does, HTTP basic
-// auth with the admin credentials.
+// authorize accepts a live X-F5-Auth-Token only: certctl sends nothing else
+// (BIG-IP's HTTP basic auth alternative is not modelled).
 func (a *API) authorize(r *http.Request) *apiErr {
 	if v := r.Header.Get("X-F5-Auth-Token"); v != "" {
 		a.mu.Lock()
@@ -153,65 +147,6 @@ func (a *API) authorize(r *http.Request) *apiErr {
 		}
 		return nil
 	}
-	if u, p, ok := r.BasicAuth(); ok {
-		if a.credsOK(u, p) {
-			return nil
-		}
-		return restErr(401, "Authentication failed.")
-	}
 	ip := clientIP(r)
 	return restErr(401, fmt.Sprintf("Authorization failed: no user authentication header or token detected. Uri:http://localhost:8100%s Referrer:%s Sender:%s", r.URL.Path, ip, ip))
-}
-
-// tokenItem serves /mgmt/shared/authz/tokens[/{token}]: list, read, delete
-// (what well-behaved clients do after their work) and PATCH of "timeout".
-func (a *API) tokenItem(w http.ResponseWriter, r *http.Request, id string) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	now := a.now()
-	if id == "" {
-		if r.Method != http.MethodGet {
-			a.fail(w, r, methodNotAllowed(r))
-			return
-		}
-		a.pruneTokens(now, true)
-		items := make([]any, 0, len(a.tokens))
-		for _, t := range a.tokens {
-			items = append(items, t.json())
-		}
-		writeJSON(w, http.StatusOK, map[string]any{"items": items, "generation": a.gen,
-			"kind": "shared:authz:tokens:authtokencollectionstate", "selfLink": "https://localhost" + tokensPath})
-		return
-	}
-	t := a.tokens[id]
-	if t == nil || !now.Before(t.expires) {
-		a.fail(w, r, restErr(404, "Token "+id+" does not exist."))
-		return
-	}
-	switch r.Method {
-	case http.MethodGet:
-		writeJSON(w, http.StatusOK, t.json())
-	case http.MethodDelete:
-		delete(a.tokens, id)
-		writeJSON(w, http.StatusOK, t.json())
-	case http.MethodPatch:
-		body, e := readBody(r, 64<<10)
-		if e != nil {
-			a.fail(w, r, e)
-			return
-		}
-		var req struct {
-			Timeout *int `json:"timeout"`
-		}
-		if err := json.Unmarshal(body, &req); err != nil || req.Timeout == nil || *req.Timeout < 1 || *req.Timeout > maxTokenLife {
-			a.fail(w, r, restErr(400, fmt.Sprintf("\"timeout\" must be a number of seconds from 1 to %d", maxTokenLife)))
-			return
-		}
-		a.gen++
-		t.timeout, t.gen = *req.Timeout, a.gen
-		t.expires = t.start.Add(time.Duration(t.timeout) * time.Second)
-		writeJSON(w, http.StatusOK, t.json())
-	default:
-		a.fail(w, r, methodNotAllowed(r))
-	}
 }

@@ -1,7 +1,5 @@
 package f5
 
-import "sort"
-
 // boundedMap is a map that forgets its oldest entries past a count (and
 // optionally a byte) budget. A load test deploys certificates for hours and
 // certctl never deletes the objects of a successful deployment, so an
@@ -119,14 +117,4 @@ func (b *boundedMap[V]) compact() {
 		}
 	}
 	b.order = live
-}
-
-// sortedKeys is the listing order of a collection GET.
-func (b *boundedMap[V]) sortedKeys() []string {
-	keys := make([]string, 0, len(b.m))
-	for k := range b.m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -14,6 +14,8 @@ type callLog struct {
 	w io.Writer
 }
 
+// callRoutes keeps the routes the stand-in no longer answers (tokens, transaction commands): a client
+// that calls them still shows up by route, without its token, which is how such a call would be noticed.
 var callRoutes = []struct {
 	re   *regexp.Regexp
 	repl string

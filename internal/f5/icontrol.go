@@ -15,13 +15,12 @@ import (
 	"time"
 )
 
-// Paths of the iControl REST endpoints the stand-in answers.
+// Paths of the iControl REST endpoints the stand-in answers: those of
+// certctl's calls (README.md, C1-C11), and no others.
 const (
 	loginPath     = "/mgmt/shared/authn/login"
-	tokensPath    = "/mgmt/shared/authz/tokens"
 	uploadsPrefix = "/mgmt/shared/file-transfer/uploads/"
 	txnPath       = "/mgmt/tm/transaction"
-	versionPath   = "/mgmt/tm/sys/version"
 	certPath      = "/mgmt/tm/sys/crypto/cert"
 	keyPath       = "/mgmt/tm/sys/crypto/key"
 	clientSSLPath = "/mgmt/tm/ltm/profile/client-ssl"
@@ -39,8 +38,7 @@ const (
 	maxFileSize  = 16 << 20
 	maxJSONBody  = 1 << 20
 	tokenTimeout = 1200 // seconds, BIG-IP's default token lifetime
-	maxTokenLife = 36000
-	txnTimeout   = 120 // seconds, BIG-IP's default transaction timeoutSeconds
+	txnTimeout   = 120  // seconds, BIG-IP's default transaction timeoutSeconds
 )
 
 // API is the iControl REST part of the stand-in (everything under /mgmt/).
@@ -97,8 +95,8 @@ func NewAPI(cfg Config, mgmt tls.Certificate, now func() time.Time) (*API, error
 		return nil, errors.New("management certificate: no leaf or no usable private key")
 	}
 	a.gen = 1
-	a.certs.put("/Common/default.crt", &certObj{partition: "Common", name: "default.crt", certs: []*x509.Certificate{leaf}, generation: 1})
-	a.keys.put("/Common/default.key", newKeyObj("Common", "default.key", signer, 1))
+	a.certs.put("/Common/default.crt", &certObj{certs: []*x509.Certificate{leaf}})
+	a.keys.put("/Common/default.key", newKeyObj(signer))
 
 	seed := append([]string{"/Common/clientssl"}, cfg.Profiles...)
 	for _, full := range seed {
@@ -178,40 +176,16 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	switch {
-	case path == tokensPath || strings.HasPrefix(path, tokensPath+"/"):
-		a.tokenItem(w, r, strings.TrimPrefix(strings.TrimPrefix(path, tokensPath), "/"))
 	case strings.HasPrefix(path, uploadsPrefix):
 		a.upload(w, r, strings.TrimPrefix(path, uploadsPrefix))
 	case path == txnPath || strings.HasPrefix(path, txnPath+"/"):
 		a.transaction(w, r, strings.TrimPrefix(strings.TrimPrefix(path, txnPath), "/"))
-	case path == versionPath:
-		if r.Method != http.MethodGet {
-			a.fail(w, r, methodNotAllowed(r))
-			return
-		}
-		writeJSON(w, 200, versionBody())
 	default:
 		if col, id, ok := parseTMPath(path); ok {
 			a.tm(w, r, col, id, path)
 			return
 		}
 		a.fail(w, r, notRegistered(path))
-	}
-}
-
-func versionBody() map[string]any {
-	d := func(s string) map[string]string { return map[string]string{"description": s} }
-	return map[string]any{
-		"kind":     "tm:sys:version:versionstats",
-		"selfLink": selfLink(versionPath),
-		"entries": map[string]any{
-			"https://localhost/mgmt/tm/sys/version/0": map[string]any{
-				"nestedStats": map[string]any{"entries": map[string]any{
-					"Build": d("0.0.6"), "Date": d("certctl-loadtest stand-in"), "Edition": d("Final"),
-					"Product": d("BIG-IP"), "Title": d("Main Package"), "Version": d(Version),
-				}},
-			},
-		},
 	}
 }
 

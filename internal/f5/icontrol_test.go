@@ -30,39 +30,14 @@ func TestLoginAndTokenFlow(t *testing.T) {
 		t.Errorf("login body %v", m)
 	}
 
-	// HTTP basic auth on the login endpoint yields a token too.
-	basic := "Basic " + base64.StdEncoding.EncodeToString([]byte("admin:s3cret"))
-	code, m, _ = e.call("POST", loginPath, map[string]string{"Authorization": basic}, nil)
-	if code != 200 || m["token"].(map[string]any)["token"] == "" {
-		t.Fatalf("basic-auth login: %d %v", code, m)
+	code, m, _ = e.call("GET", clientSSLPath+"/~Common~lt-f5", map[string]string{"X-F5-Auth-Token": value}, nil)
+	if code != 200 || m["kind"] != "tm:ltm:profile:client-ssl:client-sslstate" {
+		t.Fatalf("profile with token: %d %v", code, m)
 	}
-
-	// The token opens the API; so does basic auth, as on BIG-IP.
-	code, m, _ = e.call("GET", versionPath, map[string]string{"X-F5-Auth-Token": value}, nil)
-	if code != 200 || m["kind"] != "tm:sys:version:versionstats" {
-		t.Fatalf("version with token: %d %v", code, m)
-	}
-	if code, _, _ = e.call("GET", versionPath, map[string]string{"Authorization": basic}, nil); code != 200 {
-		t.Errorf("version with basic auth: %d", code)
-	}
-	code, m, _ = e.call("GET", versionPath, map[string]string{"Authorization": "Basic " + base64.StdEncoding.EncodeToString([]byte("admin:no"))}, nil)
-	assertErrShape(t, code, m, 401)
-
-	code, m = e.authed("GET", tokensPath+"/"+value, nil, nil)
-	if code != 200 || m["token"] != value {
-		t.Errorf("GET token: %d %v", code, m)
-	}
-	code, m = e.authed("PATCH", tokensPath+"/"+value, nil, map[string]int{"timeout": 36000})
-	if code != 200 || m["timeout"] != float64(36000) {
-		t.Errorf("PATCH token timeout: %d %v", code, m)
-	}
-	if code, _ = e.authed("DELETE", tokensPath+"/"+value, nil, nil); code != 200 {
-		t.Errorf("DELETE token: %d", code)
-	}
-	code, m, _ = e.call("GET", versionPath, map[string]string{"X-F5-Auth-Token": value}, nil)
+	code, m, _ = e.call("GET", clientSSLPath+"/~Common~lt-f5", map[string]string{"X-F5-Auth-Token": "NOSUCHTOKEN"}, nil)
 	assertErrShape(t, code, m, 401)
 	if m["message"] != "X-F5-Auth-Token does not exist." {
-		t.Errorf("deleted token: message %q", m["message"])
+		t.Errorf("unknown token: message %q", m["message"])
 	}
 }
 
@@ -73,7 +48,6 @@ func TestNoTokenIs401InBIGIPShape(t *testing.T) {
 		{"POST", certPath},
 		{"POST", uploadsPrefix + "x.pem"},
 		{"POST", txnPath},
-		{"GET", tokensPath},
 	} {
 		code, m, _ := e.call(c.method, c.path, nil, "{}")
 		assertErrShape(t, code, m, 401)
@@ -87,21 +61,83 @@ func TestNoTokenIs401InBIGIPShape(t *testing.T) {
 	}
 }
 
+// The stand-in answers only certctl's calls: a path certctl never calls is
+// not registered, a method it never uses on a path it calls is not allowed,
+// and only its own credentials and transaction header count.
+func TestRemovedRoutes(t *testing.T) {
+	e := newEnv(t, nil)
+	txn := e.mustStatus(200, "POST", txnPath, nil, map[string]any{})
+	id := fmt.Sprintf("%.0f", txn["transId"].(float64))
+	for _, c := range []struct {
+		method, path string
+		want         int
+	}{
+		{"GET", "/mgmt/shared/authz/tokens", 404},
+		{"DELETE", "/mgmt/shared/authz/tokens/" + e.token, 404},
+		{"PATCH", "/mgmt/shared/authz/tokens/" + e.token, 404},
+		{"GET", "/mgmt/tm/sys/version", 404},
+		{"GET", clientSSLPath, 404},
+		{"POST", clientSSLPath, 404},
+		{"GET", txnPath + "/" + id + "/commands", 404},
+		{"DELETE", txnPath + "/" + id + "/commands/1", 404},
+		{"GET", certPath, 405},
+		{"GET", certPath + "/~Common~default.crt", 405},
+		{"GET", keyPath + "/~Common~default.key", 405},
+		{"PUT", clientSSLPath + "/~Common~lt-f5", 405},
+		{"DELETE", clientSSLPath + "/~Common~lt-f5", 405},
+		{"GET", txnPath, 405},
+		{"GET", txnPath + "/" + id, 405},
+		{"DELETE", txnPath + "/" + id, 405},
+	} {
+		code, m := e.authed(c.method, c.path, nil, "{}")
+		assertErrShape(t, code, m, c.want)
+		msg, _ := m["message"].(string)
+		if want := map[int]string{404: "URI path " + c.path + " not registered.", 405: "Method " + c.method + " is not supported on " + c.path}[c.want]; !strings.HasPrefix(msg, want) {
+			t.Errorf("%s %s: message %q, want it to start with %q", c.method, c.path, msg, want)
+		}
+	}
+	// Nor can a transaction take what the route refuses.
+	code, m := e.authed("DELETE", clientSSLPath+"/~Common~lt-f5", map[string]string{"X-F5-REST-Overriding-Collection": txnPath + "/" + id}, nil)
+	assertErrShape(t, code, m, 405)
+
+	// The profile survived the DELETEs above, and the transaction the GET.
+	e.mustStatus(200, "GET", clientSSLPath+"/~Common~lt-f5", nil, nil)
+	e.mustStatus(200, "PATCH", txnPath+"/"+id, nil, map[string]string{"state": "VALIDATING"})
+
+	// HTTP basic auth is no credential.
+	basic := "Basic " + base64.StdEncoding.EncodeToString([]byte("admin:s3cret"))
+	code, m, _ = e.call("GET", clientSSLPath+"/~Common~lt-f5", map[string]string{"Authorization": basic}, nil)
+	assertErrShape(t, code, m, 401)
+	if msg, _ := m["message"].(string); !strings.HasPrefix(msg, "Authorization failed: no user authentication header or token detected.") {
+		t.Errorf("basic auth: message %q", msg)
+	}
+	code, m, _ = e.call("POST", loginPath, map[string]string{"Authorization": basic}, nil)
+	assertErrShape(t, code, m, 401)
+
+	// BIG-IP's own transaction header queues nothing: the change is made
+	// at once, as it would be without any header.
+	id = fmt.Sprintf("%.0f", e.mustStatus(200, "POST", txnPath, nil, map[string]any{})["transId"].(float64))
+	p := e.mustStatus(200, "PATCH", clientSSLPath+"/~Common~lt-f5", map[string]string{"X-F5-REST-Coordination-Id": id}, map[string]string{"ciphers": "DEFAULT:!RC4"})
+	if p["kind"] != "tm:ltm:profile:client-ssl:client-sslstate" || p["ciphers"] != "DEFAULT:!RC4" {
+		t.Errorf("PATCH with X-F5-REST-Coordination-Id: %v", p)
+	}
+}
+
 func TestTokenExpiry(t *testing.T) {
 	e := newEnv(t, nil)
-	e.mustStatus(200, "GET", versionPath, nil, nil)
+	path := clientSSLPath + "/~Common~lt-f5"
+	e.mustStatus(200, "GET", path, nil, nil)
 	e.clock.advance(1199 * time.Second)
-	e.mustStatus(200, "GET", versionPath, nil, nil)
+	e.mustStatus(200, "GET", path, nil, nil)
 	e.clock.advance(2 * time.Second)
-	code, m := e.authed("GET", versionPath, nil, nil)
+	code, m := e.authed("GET", path, nil, nil)
 	assertErrShape(t, code, m, 401)
 }
 
 func TestTokenLimit(t *testing.T) {
 	e := newEnv(t, func(c *Config) { c.MaxTokens = 3 })
-	var toks []string
 	for range 3 {
-		toks = append(toks, e.login())
+		e.login()
 	}
 	code, m, _ := e.call("POST", loginPath, nil, map[string]string{"username": "admin", "password": "s3cret"})
 	assertErrShape(t, code, m, 400)
@@ -113,12 +149,7 @@ func TestTokenLimit(t *testing.T) {
 		t.Errorf("userUUID(admin) = %s", userUUID("admin"))
 	}
 
-	// Deleting a token, or waiting for one to expire, frees a slot.
-	code, _, _ = e.call("DELETE", tokensPath+"/"+toks[0], map[string]string{"X-F5-Auth-Token": toks[1]}, nil)
-	if code != 200 {
-		t.Fatalf("delete token: %d", code)
-	}
-	e.login()
+	// Only expiry frees a slot: certctl never deletes its token.
 	e.clock.advance(1201 * time.Second)
 	e.login()
 
@@ -161,8 +192,8 @@ func TestUploadChecks(t *testing.T) {
 	}
 }
 
-// TestDeployFlow: upload, install, create and modify a profile, and see
-// the change on GET; then the checks BIG-IP makes along the way.
+// TestDeployFlow: upload, install, modify a profile and see the change on
+// GET; then the checks BIG-IP makes along the way.
 func TestDeployFlow(t *testing.T) {
 	e := newEnv(t, nil)
 	ca := getCA(t)
@@ -184,31 +215,14 @@ func TestDeployFlow(t *testing.T) {
 	e.mustStatus(200, "POST", keyPath, nil, map[string]string{"command": "install", "name": "other", "from-local-file": "/var/config/rest/downloads/other.key"})
 	e.mustStatus(200, "POST", certPath, nil, map[string]string{"command": "install", "name": "chain", "from-local-file": "/var/config/rest/downloads/chain.pem"})
 
-	c := e.mustStatus(200, "GET", certPath+"/~Common~web", nil, nil)
-	if c["commonName"] != "www.example.test" || c["keyType"] != "rsa-public" || c["keySize"] != float64(2048) ||
-		c["fullPath"] != "/Common/web" || !strings.HasPrefix(c["fingerprint"].(string), "SHA256/") ||
-		!strings.Contains(c["subjectAlternativeName"].(string), "DNS:www.example.test") {
-		t.Errorf("cert object %v", c)
-	}
-	k := e.mustStatus(200, "GET", keyPath+"/~Common~other", nil, nil)
-	if k["keyType"] != "ec-private" || k["curveName"] != "prime256v1" {
-		t.Errorf("key object %v", k)
-	}
-	list := e.mustStatus(200, "GET", certPath, nil, nil)
-	if list["kind"] != "tm:sys:crypto:cert:certcollectionstate" || len(list["items"].([]any)) != 4 { // default.crt + 3
-		t.Errorf("cert list: %v", list)
+	const lt = clientSSLPath + "/~Common~lt-f5"
+	p := e.mustStatus(200, "GET", lt, nil, nil)
+	if p["cert"] != "/Common/default.crt" || p["chain"] != "none" || p["fullPath"] != "/Common/lt-f5" || p["defaultsFrom"] != "/Common/clientssl" {
+		t.Errorf("configured profile %v", p)
 	}
 
-	// Create, inheriting the parent's pair, then modify.
-	p := e.mustStatus(200, "POST", clientSSLPath, nil, map[string]string{"name": "app", "defaultsFrom": "/Common/clientssl"})
-	if p["cert"] != "/Common/default.crt" || p["chain"] != "none" || p["fullPath"] != "/Common/app" {
-		t.Errorf("created profile %v", p)
-	}
-	code, m := e.authed("POST", clientSSLPath, nil, map[string]string{"name": "app"})
-	assertErrShape(t, code, m, 409)
-
-	e.mustStatus(200, "PATCH", clientSSLPath+"/~Common~app", nil, map[string]string{"cert": "/Common/web", "key": "/Common/web", "chain": "/Common/chain", "ciphers": "ECDHE+AES-GCM"})
-	p = e.mustStatus(200, "GET", clientSSLPath+"/~Common~app", nil, nil)
+	e.mustStatus(200, "PATCH", lt, nil, map[string]string{"cert": "/Common/web", "key": "/Common/web", "chain": "/Common/chain", "ciphers": "ECDHE+AES-GCM"})
+	p = e.mustStatus(200, "GET", lt, nil, nil)
 	if p["cert"] != "/Common/web" || p["key"] != "/Common/web" || p["chain"] != "/Common/chain" || p["ciphers"] != "ECDHE+AES-GCM" {
 		t.Errorf("after PATCH: %v", p)
 	}
@@ -217,19 +231,19 @@ func TestDeployFlow(t *testing.T) {
 		t.Errorf("certKeyChain %v", ckc)
 	}
 	// The bare name resolves in /Common; certKeyChain is accepted as well.
-	e.mustStatus(200, "PATCH", clientSSLPath+"/app", nil, map[string]any{"certKeyChain": []map[string]string{{"name": "default", "cert": "other", "key": "other", "chain": "none"}}})
-	p = e.mustStatus(200, "GET", clientSSLPath+"/~Common~app", nil, nil)
+	e.mustStatus(200, "PATCH", clientSSLPath+"/lt-f5", nil, map[string]any{"certKeyChain": []map[string]string{{"name": "default", "cert": "other", "key": "other", "chain": "none"}}})
+	p = e.mustStatus(200, "GET", lt, nil, nil)
 	if p["cert"] != "/Common/other" || p["chain"] != "none" {
 		t.Errorf("after certKeyChain PATCH: %v", p)
 	}
 
 	// BIG-IP's checks: a pair that does not match, an object that is not there.
-	code, m = e.authed("PATCH", clientSSLPath+"/~Common~app", nil, map[string]string{"cert": "/Common/web", "key": "/Common/other"})
+	code, m := e.authed("PATCH", lt, nil, map[string]string{"cert": "/Common/web", "key": "/Common/other"})
 	assertErrShape(t, code, m, 400)
 	if !strings.Contains(m["message"].(string), "key values mismatch") {
 		t.Errorf("mismatch message %q", m["message"])
 	}
-	code, m = e.authed("PATCH", clientSSLPath+"/~Common~app", nil, map[string]string{"cert": "/Common/missing", "key": "/Common/other"})
+	code, m = e.authed("PATCH", lt, nil, map[string]string{"cert": "/Common/missing", "key": "/Common/other"})
 	assertErrShape(t, code, m, 400)
 	code, m = e.authed("PATCH", clientSSLPath+"/~Common~nope", nil, map[string]string{"cert": "/Common/web"})
 	assertErrShape(t, code, m, 404)
@@ -243,7 +257,7 @@ func TestDeployFlow(t *testing.T) {
 	assertErrShape(t, code, m, 400) // no command
 
 	// The profile still has the last good pair after the failures.
-	p = e.mustStatus(200, "GET", clientSSLPath+"/~Common~app", nil, nil)
+	p = e.mustStatus(200, "GET", lt, nil, nil)
 	if p["cert"] != "/Common/other" || p["key"] != "/Common/other" {
 		t.Errorf("failed PATCHes changed the profile: %v", p)
 	}
@@ -256,21 +270,14 @@ func TestDeployFlow(t *testing.T) {
 	if code, m = e.authed("DELETE", certPath+"/~Common~web", nil, nil); code != 200 || m != nil {
 		t.Errorf("DELETE cert: %d %v (want 200, empty body)", code, m)
 	}
-	code, m = e.authed("GET", certPath+"/~Common~web", nil, nil)
-	assertErrShape(t, code, m, 404)
 	code, m = e.authed("DELETE", certPath+"/~Common~web", nil, nil)
 	assertErrShape(t, code, m, 404)
-
-	// Profiles: the parent cannot go, a child can.
-	code, m = e.authed("DELETE", clientSSLPath+"/~Common~clientssl", nil, nil)
-	assertErrShape(t, code, m, 400)
-	e.mustStatus(200, "DELETE", clientSSLPath+"/~Common~app", nil, nil)
-	code, m = e.authed("GET", clientSSLPath+"/~Common~app", nil, nil)
-	assertErrShape(t, code, m, 404)
-	list = e.mustStatus(200, "GET", clientSSLPath, nil, nil)
-	if n := len(list["items"].([]any)); n != 2 { // clientssl, lt-f5
-		t.Errorf("%d profiles left, want 2", n)
+	if want := "01020036:3: The requested Certificate File (/Common/web) was not found."; m["message"] != want {
+		t.Errorf("message %q, want %q", m["message"], want)
 	}
+	e.mustStatus(200, "DELETE", keyPath+"/web", nil, nil)
+	code, m = e.authed("DELETE", keyPath+"/~Common~web", nil, nil)
+	assertErrShape(t, code, m, 404)
 }
 
 func TestTransactions(t *testing.T) {
@@ -289,19 +296,18 @@ func TestTransactions(t *testing.T) {
 		}
 		return fmt.Sprintf("%.0f", m["transId"].(float64))
 	}
+	in := func(id string) map[string]string {
+		return map[string]string{"X-F5-REST-Overriding-Collection": txnPath + "/" + id}
+	}
 
-	// BIG-IP's own header. Queued changes are invisible until the commit.
+	// certctl's header. Queued changes are invisible until the commit.
 	id := newTxn()
-	q := e.mustStatus(200, "PATCH", clientSSLPath+"/~Common~lt-f5", map[string]string{"X-F5-REST-Coordination-Id": id}, map[string]string{"cert": "/Common/tx", "key": "/Common/tx"})
+	q := e.mustStatus(200, "PATCH", clientSSLPath+"/~Common~lt-f5", in(id), map[string]string{"cert": "/Common/tx", "key": "/Common/tx"})
 	if q["kind"] != "tm:transaction:commandsstate" || q["commandId"] != float64(1) || q["method"] != "PATCH" {
 		t.Errorf("queued command: %v", q)
 	}
 	if p := e.mustStatus(200, "GET", clientSSLPath+"/~Common~lt-f5", nil, nil); p["cert"] != "/Common/default.crt" {
 		t.Errorf("queued change visible before commit: %v", p["cert"])
-	}
-	cmds := e.mustStatus(200, "GET", txnPath+"/"+id+"/commands", nil, nil)
-	if len(cmds["items"].([]any)) != 1 {
-		t.Errorf("commands: %v", cmds)
 	}
 	m := e.mustStatus(200, "PATCH", txnPath+"/"+id, nil, map[string]string{"state": "VALIDATING"})
 	if m["state"] != "COMPLETED" {
@@ -315,8 +321,8 @@ func TestTransactions(t *testing.T) {
 
 	// All or nothing: the second command fails, the first is undone.
 	id = newTxn()
-	e.mustStatus(200, "PATCH", clientSSLPath+"/~Common~clientssl", map[string]string{"X-F5-REST-Coordination-Id": id}, map[string]string{"cert": "/Common/tx", "key": "/Common/tx"})
-	e.mustStatus(200, "PATCH", clientSSLPath+"/~Common~lt-f5", map[string]string{"X-F5-REST-Coordination-Id": id}, map[string]string{"cert": "/Common/absent"})
+	e.mustStatus(200, "PATCH", clientSSLPath+"/~Common~clientssl", in(id), map[string]string{"cert": "/Common/tx", "key": "/Common/tx"})
+	e.mustStatus(200, "PATCH", clientSSLPath+"/~Common~lt-f5", in(id), map[string]string{"cert": "/Common/absent"})
 	code, m = e.authed("PATCH", txnPath+"/"+id, nil, map[string]string{"state": "VALIDATING"})
 	assertErrShape(t, code, m, 400)
 	if !strings.HasPrefix(m["message"].(string), "transaction failed:01020036:3: The requested Certificate File (/Common/absent)") {
@@ -325,12 +331,14 @@ func TestTransactions(t *testing.T) {
 	if p := e.mustStatus(200, "GET", clientSSLPath+"/~Common~clientssl", nil, nil); p["cert"] != "/Common/default.crt" {
 		t.Errorf("first command not rolled back: %v", p["cert"])
 	}
-	if st := e.mustStatus(200, "GET", txnPath+"/"+id, nil, nil); st["state"] != "FAILED" || st["failedCommandNumber"] != float64(2) {
-		t.Errorf("failed transaction: %v", st)
+	code, m = e.authed("PATCH", txnPath+"/"+id, nil, map[string]string{"state": "VALIDATING"})
+	assertErrShape(t, code, m, 400)
+	if !strings.Contains(m["message"].(string), "is FAILED") {
+		t.Errorf("commit of a failed transaction: %q", m["message"])
 	}
 
 	// Unknown and expired transactions.
-	code, m = e.authed("PATCH", clientSSLPath+"/~Common~lt-f5", map[string]string{"X-F5-REST-Coordination-Id": "42"}, map[string]string{"cert": "/Common/tx"})
+	code, m = e.authed("PATCH", clientSSLPath+"/~Common~lt-f5", in("42"), map[string]string{"cert": "/Common/tx"})
 	assertErrShape(t, code, m, 404)
 	id = newTxn()
 	e.clock.advance((txnTimeout + 1) * time.Second)
@@ -340,7 +348,7 @@ func TestTransactions(t *testing.T) {
 
 	// validateOnly runs the commands and keeps nothing.
 	id = newTxn()
-	e.mustStatus(200, "PATCH", clientSSLPath+"/~Common~clientssl", map[string]string{"X-F5-REST-Coordination-Id": id}, map[string]string{"cert": "/Common/tx", "key": "/Common/tx"})
+	e.mustStatus(200, "PATCH", clientSSLPath+"/~Common~clientssl", in(id), map[string]string{"cert": "/Common/tx", "key": "/Common/tx"})
 	e.mustStatus(200, "PATCH", txnPath+"/"+id, nil, map[string]any{"state": "VALIDATING", "validateOnly": true})
 	if p := e.mustStatus(200, "GET", clientSSLPath+"/~Common~clientssl", nil, nil); p["cert"] != "/Common/default.crt" {
 		t.Errorf("validateOnly kept the change: %v", p["cert"])
@@ -360,7 +368,7 @@ func TestPartitions(t *testing.T) {
 	assertErrShape(t, code, m, 400)
 	e.mustStatus(200, "PATCH", clientSSLPath+"/~Tenant~app", nil, map[string]string{"cert": "/Common/t", "key": "/Common/t"})
 	e.mustStatus(200, "POST", certPath, nil, map[string]string{"command": "install", "name": "t", "partition": "Tenant", "from-local-file": downloadsDir + "t.crt"})
-	e.mustStatus(200, "GET", certPath+"/~Tenant~t", nil, nil)
+	e.mustStatus(200, "DELETE", certPath+"/~Tenant~t", nil, nil)
 }
 
 func TestBoundedMap(t *testing.T) {

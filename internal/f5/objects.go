@@ -2,13 +2,7 @@ package f5
 
 import (
 	"crypto"
-	"crypto/ecdsa"
-	"crypto/ed25519"
-	"crypto/elliptic"
-	"crypto/rsa"
-	"crypto/sha256"
 	"crypto/x509"
-	"encoding/hex"
 	"encoding/pem"
 	"errors"
 	"fmt"
@@ -31,21 +25,14 @@ type upload struct {
 func (u *upload) complete() bool { return u.received >= u.total }
 
 type certObj struct {
-	partition, name string
-	certs           []*x509.Certificate // the first is the one BIG-IP describes
-	generation      int64
+	certs []*x509.Certificate // as in the file: the leaf first, then any chain
 }
 
 type keyObj struct {
-	partition, name string
-	pub             crypto.PublicKey
+	pub crypto.PublicKey
 	// signer is kept for the virtual server (virtual.go), which serves the
 	// profile's pair; the REST API never shows it.
-	signer     crypto.Signer
-	keyType    string
-	keySize    int
-	curve      string
-	generation int64
+	signer crypto.Signer
 }
 
 func fullPath(partition, name string) string { return "/" + partition + "/" + name }
@@ -143,36 +130,8 @@ func parseKeyPEM(data []byte) (crypto.Signer, error) {
 	}
 }
 
-// describeKey gives BIG-IP's keyType/keySize/curveName for a public key.
-func describeKey(pub crypto.PublicKey, suffix string) (keyType string, size int, curve string) {
-	switch k := pub.(type) {
-	case *rsa.PublicKey:
-		return "rsa-" + suffix, k.N.BitLen(), ""
-	case *ecdsa.PublicKey:
-		return "ec-" + suffix, k.Curve.Params().BitSize, curveName(k.Curve)
-	case ed25519.PublicKey:
-		return "ed25519-" + suffix, 256, ""
-	}
-	return "unknown", 0, ""
-}
-
-// curveName uses OpenSSL's names, as tmsh does.
-func curveName(c elliptic.Curve) string {
-	switch c {
-	case elliptic.P256():
-		return "prime256v1"
-	case elliptic.P384():
-		return "secp384r1"
-	case elliptic.P521():
-		return "secp521r1"
-	}
-	return c.Params().Name
-}
-
-func newKeyObj(partition, name string, k crypto.Signer, gen int64) *keyObj {
-	pub := k.Public()
-	kt, size, curve := describeKey(pub, "private")
-	return &keyObj{partition: partition, name: name, pub: pub, signer: k, keyType: kt, keySize: size, curve: curve, generation: gen}
+func newKeyObj(k crypto.Signer) *keyObj {
+	return &keyObj{pub: k.Public(), signer: k}
 }
 
 // keyMatches reports whether the key object's public key is the
@@ -181,101 +140,4 @@ func keyMatches(c *certObj, k *keyObj) bool {
 	type equaler interface{ Equal(crypto.PublicKey) bool }
 	p, ok := c.certs[0].PublicKey.(equaler)
 	return ok && p.Equal(k.pub)
-}
-
-// opensslTime is the date format tmsh shows (OpenSSL's).
-func opensslTime(t time.Time) string { return t.UTC().Format("Jan _2 15:04:05 2006 GMT") }
-
-func fingerprint(c *x509.Certificate) string {
-	sum := sha256.Sum256(c.Raw)
-	h := strings.ToUpper(hex.EncodeToString(sum[:]))
-	var b strings.Builder
-	b.WriteString("SHA256/")
-	for i := 0; i < len(h); i += 2 {
-		if i > 0 {
-			b.WriteByte(':')
-		}
-		b.WriteString(h[i : i+2])
-	}
-	return b.String()
-}
-
-func sanString(c *x509.Certificate) string {
-	var parts []string
-	for _, d := range c.DNSNames {
-		parts = append(parts, "DNS:"+d)
-	}
-	for _, ip := range c.IPAddresses {
-		parts = append(parts, "IP Address:"+ip.String())
-	}
-	for _, e := range c.EmailAddresses {
-		parts = append(parts, "email:"+e)
-	}
-	for _, u := range c.URIs {
-		parts = append(parts, "URI:"+u.String())
-	}
-	return strings.Join(parts, ", ")
-}
-
-func (c *certObj) json() map[string]any {
-	fp := fullPath(c.partition, c.name)
-	leaf := c.certs[0]
-	kt, size, curve := describeKey(leaf.PublicKey, "public")
-	m := map[string]any{
-		"kind":             "tm:sys:crypto:cert:certstate",
-		"name":             c.name,
-		"partition":        c.partition,
-		"fullPath":         fp,
-		"generation":       c.generation,
-		"selfLink":         selfLink("/mgmt/tm/sys/crypto/cert/" + tildePath(fp)),
-		"commonName":       leaf.Subject.CommonName,
-		"expirationDate":   leaf.NotAfter.Unix(),
-		"expirationString": opensslTime(leaf.NotAfter),
-		"fingerprint":      fingerprint(leaf),
-		"isBundle":         fmt.Sprint(len(c.certs) > 1),
-		"issuer":           leaf.Issuer.String(),
-		"keySize":          size,
-		"keyType":          kt,
-		"serialNumber":     leaf.SerialNumber.String(),
-		"subject":          leaf.Subject.String(),
-		"version":          leaf.Version,
-	}
-	if san := sanString(leaf); san != "" {
-		m["subjectAlternativeName"] = san
-	}
-	if curve != "" {
-		m["curveName"] = curve
-	}
-	if len(c.certs) > 1 {
-		var bundle []map[string]any
-		for _, x := range c.certs {
-			bundle = append(bundle, map[string]any{
-				"commonName":       x.Subject.CommonName,
-				"expirationString": opensslTime(x.NotAfter),
-				"subject":          x.Subject.String(),
-				"issuer":           x.Issuer.String(),
-			})
-		}
-		m["certificateBundle"] = bundle
-	}
-	return m
-}
-
-func (k *keyObj) json() map[string]any {
-	fp := fullPath(k.partition, k.name)
-	m := map[string]any{
-		"kind":         "tm:sys:crypto:key:keystate",
-		"name":         k.name,
-		"partition":    k.partition,
-		"fullPath":     fp,
-		"generation":   k.generation,
-		"selfLink":     selfLink("/mgmt/tm/sys/crypto/key/" + tildePath(fp)),
-		"keySize":      k.keySize,
-		"keyType":      k.keyType,
-		"securityType": "normal",
-	}
-	if k.curve != "" {
-		m["curveName"] = k.curve
-	}
-	return m
 }

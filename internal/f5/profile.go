@@ -8,7 +8,7 @@ import (
 
 // profile is a client-ssl profile, reduced to what deployments touch. Any
 // other attribute a client sets is kept verbatim in extra and echoed back,
-// so that a GET-modify-PUT client does not lose fields.
+// so that a GET after a PATCH shows what was set.
 type profile struct {
 	partition, name  string
 	cert, key, chain string // full paths; chain is "none" when unset
@@ -51,8 +51,8 @@ var profileDefaults = map[string]any{
 	"maxRenegotiationsPer": 5,
 }
 
-// readOnlyProfileFields are what a GET returns that a PUT or PATCH may echo
-// back and BIG-IP ignores.
+// readOnlyProfileFields are what a GET returns that a PATCH may echo back
+// and BIG-IP ignores.
 var readOnlyProfileFields = map[string]bool{
 	"kind": true, "name": true, "partition": true, "fullPath": true, "generation": true,
 	"selfLink": true, "subPath": true, "certReference": true, "keyReference": true,
@@ -99,10 +99,8 @@ func (p *profile) json() map[string]any {
 	return m
 }
 
-// profileChange is a parsed POST/PUT/PATCH body.
+// profileChange is a parsed PATCH body.
 type profileChange struct {
-	name                       string // POST only
-	partition                  string // POST only
 	cert, key, chain, defaults *string
 	extra                      map[string]json.RawMessage
 }
@@ -135,16 +133,6 @@ func parseProfileChange(body []byte) (*profileChange, *apiErr) {
 			ch.chain, e = str(k)
 		case "defaultsFrom":
 			ch.defaults, e = str(k)
-		case "name":
-			var s *string
-			if s, e = str(k); s != nil {
-				ch.name = *s
-			}
-		case "partition":
-			var s *string
-			if s, e = str(k); s != nil {
-				ch.partition = *s
-			}
 		case "certKeyChain":
 			// BIG-IP 11.6+ form; the first entry is the profile's default pair.
 			var ckc []struct{ Cert, Key, Chain *string }

@@ -7,8 +7,8 @@ import (
 	"strconv"
 )
 
-// Version is the TMOS version the stand-in claims in selfLinks and on
-// /mgmt/tm/sys/version.
+// Version is the TMOS version the stand-in claims in selfLinks and in its
+// startup line.
 const Version = "17.1.0"
 
 // apiErr is an error answer. BIG-IP has two error producers: the tm

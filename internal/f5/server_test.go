@@ -141,7 +141,7 @@ func TestUnknownPaths(t *testing.T) {
 	if want := "01020036:3: The requested Client SSL Profile (/Common/nope) was not found."; m["message"] != want {
 		t.Errorf("message %q, want %q", m["message"], want)
 	}
-	code, m = e.authed("GET", "/mgmt/tm/sys/crypto/cert/~Common~nope", nil, nil)
+	code, m = e.authed("DELETE", "/mgmt/tm/sys/crypto/cert/~Common~nope", nil, nil)
 	assertErrShape(t, code, m, 404)
 	code, m = e.authed("PUT", loginPath, nil, nil)
 	assertErrShape(t, code, m, 405)

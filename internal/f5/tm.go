@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"slices"
 	"strings"
 )
 
@@ -21,11 +20,15 @@ const (
 var collections = []struct {
 	prefix string
 	col    collection
-}{{certPath, colCert}, {keyPath, colKey}, {clientSSLPath, colProfile}}
+	// bare: the collection's own URL answers (install). certctl only ever
+	// addresses one named client-ssl profile, so that collection's URL is
+	// not registered.
+	bare bool
+}{{certPath, colCert, true}, {keyPath, colKey, true}, {clientSSLPath, colProfile, false}}
 
 func parseTMPath(path string) (collection, string, bool) {
 	for _, c := range collections {
-		if path == c.prefix {
+		if path == c.prefix && c.bare {
 			return c.col, "", true
 		}
 		if id, ok := strings.CutPrefix(path, c.prefix+"/"); ok && id != "" && !strings.Contains(id, "/") {
@@ -48,15 +51,34 @@ func fail(e *apiErr) opResult { return opResult{err: e} }
 
 func okResult(body any) opResult { return opResult{status: http.StatusOK, body: body} }
 
+// mutating methods carry a body and can be queued in a transaction.
 func mutating(method string) bool {
 	switch method {
-	case http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete:
+	case http.MethodPost, http.MethodPatch, http.MethodDelete:
 		return true
 	}
 	return false
 }
 
+// tmAllows is what certctl does on each tm URL: install on a crypto
+// collection (C4/C5), delete an item (C10/C11), read or change a profile
+// (C9/C7). Anything else is refused before it can be run or queued, so the
+// operations below can assume it.
+func tmAllows(col collection, id, method string) bool {
+	switch {
+	case col == colProfile:
+		return method == http.MethodGet || method == http.MethodPatch
+	case id == "":
+		return method == http.MethodPost
+	}
+	return method == http.MethodDelete
+}
+
 func (a *API) tm(w http.ResponseWriter, r *http.Request, col collection, id, path string) {
+	if !tmAllows(col, id, r.Method) {
+		a.fail(w, r, tmErr(405, fmt.Sprintf("Method %s is not supported on %s", r.Method, path)))
+		return
+	}
 	var body []byte
 	if mutating(r.Method) {
 		var e *apiErr
@@ -90,19 +112,16 @@ func (a *API) writeResult(w http.ResponseWriter, r *http.Request, res opResult) 
 	}
 }
 
-// tmOp runs one operation against the configuration. Callers hold a.mu.
+// tmOp runs one operation against the configuration. Callers hold a.mu and
+// have checked tmAllows.
 func (a *API) tmOp(method string, col collection, id string, body []byte) opResult {
 	switch col {
 	case colCert, colKey:
-		return a.cryptoOp(method, col, id, body)
+		return a.cryptoOp(col, id, body)
 	case colProfile:
 		return a.profileOp(method, id, body)
 	}
 	return fail(tmErr(404, "unknown collection"))
-}
-
-func methodErr(method, what string) opResult {
-	return fail(tmErr(405, fmt.Sprintf("Method %s is not supported on %s", method, what)))
 }
 
 // --- sys crypto cert / key ---------------------------------------------------
@@ -121,73 +140,41 @@ func cryptoWords(col collection) (kind, noun, base string) {
 	return "tm:sys:crypto:cert", "Certificate File", certPath
 }
 
-func (a *API) cryptoOp(method string, col collection, id string, body []byte) opResult {
-	kind, noun, base := cryptoWords(col)
+// cryptoOp is an install on the collection URL, or a delete on an item's.
+func (a *API) cryptoOp(col collection, id string, body []byte) opResult {
 	if id == "" {
-		switch method {
-		case http.MethodGet:
-			var items []any
-			if col == colKey {
-				for _, k := range a.keys.sortedKeys() {
-					o, _ := a.keys.get(k)
-					items = append(items, o.json())
-				}
-			} else {
-				for _, k := range a.certs.sortedKeys() {
-					o, _ := a.certs.get(k)
-					items = append(items, o.json())
-				}
-			}
-			kindColl := kind + ":" + kind[strings.LastIndexByte(kind, ':')+1:] + "collectionstate"
-			return okResult(map[string]any{"kind": kindColl, "selfLink": selfLink(base), "items": nonNil(items)})
-		case http.MethodPost:
-			return a.install(col, body)
-		}
-		return methodErr(method, base)
+		return a.install(col, body)
 	}
-
+	_, noun, _ := cryptoWords(col)
 	part, name, err := parseID(id)
 	if err != nil {
 		return fail(tmErr(400, err.Error()))
 	}
 	full := fullPath(part, name)
 	notFound := tmErr(404, fmt.Sprintf("01020036:3: The requested %s (%s) was not found.", noun, full))
-	switch method {
-	case http.MethodGet:
-		if col == colKey {
-			if o, found := a.keys.get(full); found {
-				return okResult(o.json())
-			}
-		} else if o, found := a.certs.get(full); found {
-			return okResult(o.json())
-		}
-		return fail(notFound)
-	case http.MethodDelete:
-		inUse := a.certInUse
-		if col == colKey {
-			inUse = a.keyInUse
-		}
-		if user := a.profileUsing(full, inUse); user != "" {
-			return fail(tmErr(400, fmt.Sprintf("%s (%s) is in use by client-ssl profile (%s) and cannot be deleted.", noun, full, user)))
-		}
-		var undo func()
-		if col == colKey {
-			old, had := a.keys.del(full)
-			if !had {
-				return fail(notFound)
-			}
-			undo = func() { a.keys.restore(full, old, true) }
-		} else {
-			old, had := a.certs.del(full)
-			if !had {
-				return fail(notFound)
-			}
-			undo = func() { a.certs.restore(full, old, true) }
-		}
-		a.gen++
-		return opResult{status: http.StatusOK, undo: undo}
+	inUse := a.certInUse
+	if col == colKey {
+		inUse = a.keyInUse
 	}
-	return methodErr(method, base+"/"+id)
+	if user := a.profileUsing(full, inUse); user != "" {
+		return fail(tmErr(400, fmt.Sprintf("%s (%s) is in use by client-ssl profile (%s) and cannot be deleted.", noun, full, user)))
+	}
+	var undo func()
+	if col == colKey {
+		old, had := a.keys.del(full)
+		if !had {
+			return fail(notFound)
+		}
+		undo = func() { a.keys.restore(full, old, true) }
+	} else {
+		old, had := a.certs.del(full)
+		if !had {
+			return fail(notFound)
+		}
+		undo = func() { a.certs.restore(full, old, true) }
+	}
+	a.gen++
+	return opResult{status: http.StatusOK, undo: undo}
 }
 
 // profileUsing names a profile that references full, or "".
@@ -238,7 +225,7 @@ func (a *API) install(col collection, body []byte) opResult {
 			return fail(tmErr(400, fmt.Sprintf("Unable to load the key from %s: %v", req.FromLocalFile, err)))
 		}
 		a.gen++
-		old, had := a.keys.put(full, newKeyObj(part, name, k, a.gen))
+		old, had := a.keys.put(full, newKeyObj(k))
 		undo = func() { a.keys.restore(full, old, had) }
 	} else {
 		certs, err := parseCertPEM(u.data)
@@ -246,7 +233,7 @@ func (a *API) install(col collection, body []byte) opResult {
 			return fail(tmErr(400, fmt.Sprintf("Unable to load the certificate from %s: %v", req.FromLocalFile, err)))
 		}
 		a.gen++
-		old, had := a.certs.put(full, &certObj{partition: part, name: name, certs: certs, generation: a.gen})
+		old, had := a.certs.put(full, &certObj{certs: certs})
 		undo = func() { a.certs.restore(full, old, had) }
 	}
 	out := map[string]any{"kind": kind + ":installstate", "command": "install", "name": req.Name, "from-local-file": req.FromLocalFile}
@@ -256,35 +243,10 @@ func (a *API) install(col collection, body []byte) opResult {
 	return opResult{status: http.StatusOK, body: out, undo: undo}
 }
 
-func nonNil(items []any) []any {
-	if items == nil {
-		return []any{}
-	}
-	return items
-}
-
 // --- ltm profile client-ssl -----------------------------------------------
 
+// profileOp is a read (GET) or a change (PATCH) of one profile.
 func (a *API) profileOp(method, id string, body []byte) opResult {
-	if id == "" {
-		switch method {
-		case http.MethodGet:
-			keys := make([]string, 0, len(a.profiles))
-			for k := range a.profiles {
-				keys = append(keys, k)
-			}
-			slices.Sort(keys)
-			items := make([]any, 0, len(keys))
-			for _, k := range keys {
-				items = append(items, a.profiles[k].json())
-			}
-			return okResult(map[string]any{"kind": "tm:ltm:profile:client-ssl:client-sslcollectionstate", "selfLink": selfLink(clientSSLPath), "items": items})
-		case http.MethodPost:
-			return a.createProfile(body)
-		}
-		return methodErr(method, clientSSLPath)
-	}
-
 	part, name, err := parseID(id)
 	if err != nil {
 		return fail(tmErr(400, err.Error()))
@@ -292,91 +254,23 @@ func (a *API) profileOp(method, id string, body []byte) opResult {
 	full := fullPath(part, name)
 	p, found := a.profiles[full]
 	if !found {
-		if method == http.MethodGet || method == http.MethodPatch || method == http.MethodPut || method == http.MethodDelete {
-			return fail(tmErr(404, fmt.Sprintf("01020036:3: The requested Client SSL Profile (%s) was not found.", full)))
-		}
-		return methodErr(method, clientSSLPath+"/"+id)
+		return fail(tmErr(404, fmt.Sprintf("01020036:3: The requested Client SSL Profile (%s) was not found.", full)))
 	}
-	switch method {
-	case http.MethodGet:
+	if method == http.MethodGet {
 		return okResult(p.json())
-	case http.MethodPatch, http.MethodPut:
-		// PUT is treated like PATCH: BIG-IP would reset unnamed attributes to
-		// their parent's values, which the stand-in does not model.
-		ch, e := parseProfileChange(body)
-		if e != nil {
-			return fail(e)
-		}
-		np := p.clone()
-		if e := a.applyProfileChange(np, ch); e != nil {
-			return fail(e)
-		}
-		a.gen++
-		np.generation = a.gen
-		a.profiles[full] = np
-		return opResult{status: http.StatusOK, body: np.json(), undo: func() { a.profiles[full] = p }}
-	case http.MethodDelete:
-		if full == "/Common/clientssl" {
-			return fail(tmErr(400, "The built-in profile /Common/clientssl cannot be deleted."))
-		}
-		for cfp, c := range a.profiles {
-			if c.defaultsFrom == full {
-				return fail(tmErr(400, fmt.Sprintf("Client SSL Profile (%s) is the parent of (%s) and cannot be deleted.", full, cfp)))
-			}
-		}
-		delete(a.profiles, full)
-		a.gen++
-		return opResult{status: http.StatusOK, undo: func() { a.profiles[full] = p }}
 	}
-	return methodErr(method, clientSSLPath+"/"+id)
-}
-
-func (a *API) createProfile(body []byte) opResult {
 	ch, e := parseProfileChange(body)
 	if e != nil {
 		return fail(e)
 	}
-	if ch.name == "" {
-		return fail(tmErr(400, "\"name\" is required"))
-	}
-	defPart := "Common"
-	if ch.partition != "" {
-		defPart = ch.partition
-	}
-	part, name, err := splitName(ch.name, defPart)
-	if err != nil {
-		return fail(tmErr(400, err.Error()))
-	}
-	if !a.partitions[part] {
-		return fail(tmErr(400, fmt.Sprintf("01020036:3: The requested folder (/%s) was not found.", part)))
-	}
-	full := fullPath(part, name)
-	if _, dup := a.profiles[full]; dup {
-		return fail(tmErr(409, fmt.Sprintf("01020066:3: The requested Client SSL Profile (%s) already exists in partition %s.", full, part)))
-	}
-	parentPath := "/Common/clientssl"
-	if ch.defaults != nil && *ch.defaults != "" && *ch.defaults != "none" {
-		pp, pn, err := splitName(*ch.defaults, "Common")
-		if err != nil {
-			return fail(tmErr(400, err.Error()))
-		}
-		parentPath = fullPath(pp, pn)
-	}
-	parent, found := a.profiles[parentPath]
-	if !found {
-		return fail(tmErr(400, fmt.Sprintf("01020036:3: The requested Client SSL Profile (%s) was not found.", parentPath)))
-	}
-	// A new profile inherits its parent's certificate, key and chain.
-	np := &profile{partition: part, name: name, cert: parent.cert, key: parent.key, chain: parent.chain,
-		defaultsFrom: parentPath, extra: map[string]json.RawMessage{}}
-	ch.defaults = nil
+	np := p.clone()
 	if e := a.applyProfileChange(np, ch); e != nil {
 		return fail(e)
 	}
 	a.gen++
 	np.generation = a.gen
 	a.profiles[full] = np
-	return opResult{status: http.StatusOK, body: np.json(), undo: func() { delete(a.profiles, full) }}
+	return opResult{status: http.StatusOK, body: np.json(), undo: func() { a.profiles[full] = p }}
 }
 
 // applyProfileChange applies ch to p and checks the result the way BIG-IP

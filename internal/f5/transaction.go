@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -18,7 +17,6 @@ type txn struct {
 	expires      time.Time
 	cmds         []txnCmd
 	nextCmd      int
-	failedCmd    int
 	validateOnly bool
 	execTime     time.Duration
 }
@@ -32,6 +30,8 @@ type txnCmd struct {
 	body   []byte
 }
 
+// json answers create and commit. No route reads a transaction back, so a
+// failed one is never shown and failedCommandNumber is always 0.
 func (t *txn) json() map[string]any {
 	return map[string]any{
 		"transId":             t.id,
@@ -41,7 +41,7 @@ func (t *txn) json() map[string]any {
 		"validateOnly":        t.validateOnly,
 		"executionTimeout":    300,
 		"executionTime":       int(t.execTime.Seconds()),
-		"failedCommandNumber": t.failedCmd,
+		"failedCommandNumber": 0,
 		"kind":                "tm:transactionstate",
 		"selfLink":            selfLink(fmt.Sprintf("%s/%d", txnPath, t.id)),
 	}
@@ -63,22 +63,19 @@ func (c txnCmd) json(txID int64) map[string]any {
 	}
 }
 
-// txnHeader finds the transaction a request is meant for. BIG-IP's header is
-// X-F5-REST-Coordination-Id: <transId>. certctl instead sends
+// txnHeader finds the transaction a request is meant for. certctl sends
 // X-F5-REST-Overriding-Collection: /mgmt/tm/transaction/<transId>, which a
-// real BIG-IP does not document; the stand-in honours it too, so that
+// real BIG-IP does not document (its header is X-F5-REST-Coordination-Id,
+// which certctl never sends); the stand-in honours certctl's, so that
 // certctl's deployments go through the transaction path they were written
-// for (README.md, "Not reproduced").
+// for (README.md, "Where it differs from a BIG-IP").
 func txnHeader(r *http.Request) (id int64, present bool, e *apiErr) {
-	v := strings.TrimSpace(r.Header.Get("X-F5-REST-Coordination-Id"))
+	v := strings.TrimSpace(r.Header.Get("X-F5-REST-Overriding-Collection"))
 	if v == "" {
-		v = strings.TrimSpace(r.Header.Get("X-F5-REST-Overriding-Collection"))
-		if v == "" {
-			return 0, false, nil
-		}
-		v = strings.TrimPrefix(v, "https://localhost")
-		v = strings.TrimPrefix(v, txnPath+"/")
+		return 0, false, nil
 	}
+	v = strings.TrimPrefix(v, "https://localhost")
+	v = strings.TrimPrefix(v, txnPath+"/")
 	id, err := strconv.ParseInt(v, 10, 64)
 	if err != nil {
 		return 0, true, tmErr(400, fmt.Sprintf("Invalid transaction id %q", v))
@@ -133,7 +130,8 @@ func (a *API) enqueue(w http.ResponseWriter, r *http.Request, id int64, path str
 	writeJSON(w, http.StatusOK, c.json(id))
 }
 
-// transaction serves /mgmt/tm/transaction[/{id}[/commands[/{n}]]].
+// transaction serves /mgmt/tm/transaction (POST: create) and
+// /mgmt/tm/transaction/{id} (PATCH: commit), the two calls certctl makes.
 func (a *API) transaction(w http.ResponseWriter, r *http.Request, rest string) {
 	var body []byte
 	if mutating(r.Method) {
@@ -148,38 +146,24 @@ func (a *API) transaction(w http.ResponseWriter, r *http.Request, rest string) {
 	now := a.now()
 
 	if rest == "" {
-		switch r.Method {
-		case http.MethodPost:
-			if len(a.txns) > 256 {
-				a.pruneTxns(now)
-			}
-			// BIG-IP's ids are microsecond timestamps.
-			id := max(now.UnixMicro(), a.lastTxnID+1)
-			a.lastTxnID = id
-			t := &txn{id: id, state: "STARTED", expires: now.Add(txnTimeout * time.Second)}
-			a.txns[id] = t
-			writeJSON(w, http.StatusOK, t.json())
-		case http.MethodGet:
-			a.pruneTxns(now)
-			ids := make([]int64, 0, len(a.txns))
-			for id := range a.txns {
-				ids = append(ids, id)
-			}
-			slices.Sort(ids)
-			items := make([]any, 0, len(ids))
-			for _, id := range ids {
-				items = append(items, a.txns[id].json())
-			}
-			writeJSON(w, http.StatusOK, map[string]any{"kind": "tm:transactioncollectionstate", "selfLink": selfLink(txnPath), "items": items})
-		default:
+		if r.Method != http.MethodPost {
 			a.fail(w, r, methodNotAllowed(r))
+			return
 		}
+		if len(a.txns) > 256 {
+			a.pruneTxns(now)
+		}
+		// BIG-IP's ids are microsecond timestamps.
+		id := max(now.UnixMicro(), a.lastTxnID+1)
+		a.lastTxnID = id
+		t := &txn{id: id, state: "STARTED", expires: now.Add(txnTimeout * time.Second)}
+		a.txns[id] = t
+		writeJSON(w, http.StatusOK, t.json())
 		return
 	}
 
-	parts := strings.Split(rest, "/")
-	id, err := strconv.ParseInt(parts[0], 10, 64)
-	if err != nil || len(parts) > 3 || (len(parts) > 1 && parts[1] != "commands") {
+	id, err := strconv.ParseInt(rest, 10, 64)
+	if err != nil {
 		a.fail(w, r, notRegistered(r.URL.Path))
 		return
 	}
@@ -188,55 +172,11 @@ func (a *API) transaction(w http.ResponseWriter, r *http.Request, rest string) {
 		a.fail(w, r, txnNotFound(id))
 		return
 	}
-
-	if len(parts) == 1 {
-		switch r.Method {
-		case http.MethodGet:
-			writeJSON(w, http.StatusOK, t.json())
-		case http.MethodPatch:
-			a.commit(w, r, t, body, now)
-		case http.MethodDelete:
-			delete(a.txns, id)
-			writeEmpty(w)
-		default:
-			a.fail(w, r, methodNotAllowed(r))
-		}
-		return
-	}
-
-	if len(parts) == 2 {
-		if r.Method != http.MethodGet {
-			a.fail(w, r, methodNotAllowed(r))
-			return
-		}
-		items := make([]any, 0, len(t.cmds))
-		for _, c := range t.cmds {
-			items = append(items, c.json(id))
-		}
-		writeJSON(w, http.StatusOK, map[string]any{"kind": "tm:transaction:commandscollectionstate",
-			"selfLink": selfLink(fmt.Sprintf("%s/%d/commands", txnPath, id)), "items": items})
-		return
-	}
-
-	n, err := strconv.Atoi(parts[2])
-	i := slices.IndexFunc(t.cmds, func(c txnCmd) bool { return c.id == n })
-	if err != nil || i < 0 {
-		a.fail(w, r, tmErr(404, fmt.Sprintf("Found invalid command id %s", parts[2])))
-		return
-	}
-	switch r.Method {
-	case http.MethodGet:
-		writeJSON(w, http.StatusOK, t.cmds[i].json(id))
-	case http.MethodDelete:
-		if t.state != "STARTED" {
-			a.fail(w, r, tmErr(400, fmt.Sprintf("Transaction %d is %s", id, t.state)))
-			return
-		}
-		t.cmds = slices.Delete(t.cmds, i, i+1)
-		writeEmpty(w)
-	default:
+	if r.Method != http.MethodPatch {
 		a.fail(w, r, methodNotAllowed(r))
+		return
 	}
+	a.commit(w, r, t, body, now)
 }
 
 // commit runs the queued commands in order; the first failure undoes the
@@ -265,12 +205,12 @@ func (a *API) commit(w http.ResponseWriter, r *http.Request, t *txn, body []byte
 		}
 	}
 	genBefore := a.gen
-	for i, c := range t.cmds {
+	for _, c := range t.cmds {
 		res := a.tmOp(c.method, c.col, c.objID, c.body)
 		if res.err != nil {
 			rollback()
 			a.gen = genBefore + 1
-			t.state, t.failedCmd = "FAILED", i+1
+			t.state = "FAILED"
 			t.expires = now.Add(txnTimeout * time.Second)
 			a.fail(w, r, tmErr(400, "transaction failed:"+res.err.Message))
 			return
