@@ -16,7 +16,7 @@ GO_SOURCES := $(shell find cmd internal -name '*.go' 2>/dev/null) go.mod go.sum
 # The common knobs `make help` prints: rendered from internal/harness/knobs.go by `make docs` (a test
 # fails when this block is stale), so help needs no build.
 # <!-- generated:make-knobs do not edit: make docs -->
-#:   TIER=default                       Tiers to run: folders of k6/ (api, connector, acme, scale, limiter); default is api,connector, all every tier but scale and limiter (which runs alone, with certctl's rate limiter on).
+#:   TIER=default                       Tiers to run: folders of k6/ (api, connector, acme, scale, limiter, deploy); default is api,connector, all every tier but scale, limiter (which runs alone, with certctl's rate limiter on) and deploy (real agents, loops of a minute: docs/deploy.md).
 #:   SCENARIOS (all of the tiers')      Only these scenarios of the selected tiers (file names under k6/<tier>/), e.g. SCENARIOS=list_certificates.
 #:   DURATION=5m                        Length of every scenario, in k6's syntax (30s, 1m30s).
 #:   RATE_<SCENARIO> (the scenario's)   Iterations per time unit of an arrival-rate scenario (per second; per minute for the connector tier), e.g. RATE_LIST_CERTIFICATES=20.
@@ -41,7 +41,7 @@ help: ## List the targets and the common knobs
 loadtest: $(LOADTEST) ## API + connector tiers against certctl (CERTCTL_IMAGE, or the build in CERTCTL_DIST); results in results/latest
 	@LOADTEST_GOAL=$@ $(LOADTEST) run || { code=$$?; echo "make: loadtest exited $$code (the loadtest line above says why, and which run)" >&2; exit $$code; }
 
-loadtest-acme: $(LOADTEST) ## The ACME tier (directory, nonce, renewal-info) against certctl; TIER=all runs every tier but scale and limiter
+loadtest-acme: $(LOADTEST) ## The ACME tier (directory, nonce, renewal-info) against certctl; TIER=all runs every tier but scale, limiter and deploy
 	@LOADTEST_GOAL=$@ TIER=acme $(LOADTEST) run || { code=$$?; echo "make: $@ exited $$code" >&2; exit $$code; }
 
 loadtest-limiter: $(LOADTEST) ## The limiter tier alone, certctl's rate limiter on: are excess ACME requests answered in RFC 8555's shape?

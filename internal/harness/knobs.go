@@ -39,7 +39,7 @@ func (k Knob) ReadBy(reader string) bool {
 
 // Knobs lists every variable, in the order the configuration page shows them.
 var Knobs = []Knob{
-	{Name: "TIER", Type: "comma list", Default: "default", Read: "loadtest", Common: true, Doc: "Tiers to run: folders of `k6/` (`api`, `connector`, `acme`, `scale`, `limiter`); `default` is `api,connector`, `all` every tier but `scale` and `limiter` (which runs alone, with certctl's rate limiter on)."},
+	{Name: "TIER", Type: "comma list", Default: "default", Read: "loadtest", Common: true, Doc: "Tiers to run: folders of `k6/` (`api`, `connector`, `acme`, `scale`, `limiter`, `deploy`); `default` is `api,connector`, `all` every tier but `scale`, `limiter` (which runs alone, with certctl's rate limiter on) and `deploy` (real agents, loops of a minute: docs/deploy.md)."},
 	{Name: "SCENARIOS", Type: "comma list", Note: "all of the tiers'", Read: "loadtest", Common: true, Doc: "Only these scenarios of the selected tiers (file names under `k6/<tier>/`), e.g. `SCENARIOS=list_certificates`."},
 	{Name: "DURATION", Type: "duration", Default: "5m", Read: "loadtest, k6, compose", Common: true, Doc: "Length of every scenario, in k6's syntax (`30s`, `1m30s`)."},
 	{Name: "RATE_<SCENARIO>", Type: "integer", Note: "the scenario's", Read: "k6", Common: true, Doc: "Iterations per time unit of an arrival-rate scenario (per second; per minute for the connector tier), e.g. `RATE_LIST_CERTIFICATES=20`."},
@@ -88,7 +88,7 @@ var Knobs = []Knob{
 	{Name: "DEPLOY_TARGET_VERIFY", Type: "0/1", Default: "1", Read: "compose", Doc: "`1`: the nginx, Apache and HAProxy targets are registered with certctl's post-deployment TLS check on their own host, so a deployment is Completed only once the new certificate is served (`fixtures/deploy/register.sh`); `0` registers them without it, as certctl's defaults leave them (docs/certctl-findings.md#deploy-verify-skipped)."},
 	{Name: "DEPLOY_RELOAD_BROKEN", Type: "0/1", Default: "0", Read: "compose", Doc: "`1` makes every deploy target's reload command fail (`fixtures/deploy/reload`): the breach test's broken target."},
 	{Name: "DEPLOY_RELOAD_DELAY", Type: "seconds", Default: "0", Read: "compose", Doc: "Seconds every deploy target's reload command waits before reloading (`fixtures/deploy/reload`): a slow target, which the breach test uses to break the loop's latency budget."},
-	{Name: "DEPLOY_RELOAD_HARD", Type: "0/1", Default: "0", Read: "compose", Doc: "`1` makes every deploy target's reload stop the server and start it 2 s later (`fixtures/deploy/reload`): clients are refused meanwhile, which `rotation_under_traffic` must count."},
+	{Name: "DEPLOY_RELOAD_HARD", Type: "0/1", Default: "0", Read: "compose", Doc: "`1` makes every deploy target's reload stop the server and start it 4 s later (`fixtures/deploy/reload`): clients are refused meanwhile, which `rotation_under_traffic` must count."},
 	{Name: "DEPLOY_RELOAD_LAG", Type: "seconds", Default: "0", Read: "compose", Doc: "Seconds after the reload command returns that the reload takes effect (`fixtures/deploy/reload`): certctl marks the deployment Completed while the old certificate is still served, which `rotation_under_traffic` must count."},
 	{Name: "CERTCTL_AGENT_LOG_LEVEL", Type: "string", Default: "info", Read: "compose", Doc: "The deploy tier's agents' log level."},
 	{Name: "CERTCTL_LOG_LEVEL", Type: "string", Default: "warn", Read: "compose", Doc: "certctl's log level."},

@@ -31,9 +31,10 @@ func deployRows(s report.Summary, scenario string) map[string]report.DeployRow {
 }
 
 // The deploy tier against the real certctl and its agents: renewals go through the agents to nginx,
-// Apache, HAProxy and the F5 stand-in, and each target is seen serving the new certificate.
+// Apache, HAProxy and the F5 stand-in, and each target is seen serving the new certificate. Not parallel
+// with the other tests: its six stacks, three at a time, take the CPU that the spot checks' latency
+// budgets are judged on (a stats_summary median of 50.2 ms against < 50 beside them).
 func TestDeployTier(t *testing.T) {
-	t.Parallel()
 	deployEnv := func(t *testing.T, extra ...string) []string {
 		return stackEnv(t, append([]string{"TIER=deploy", "START_TIMEOUT=2m"}, extra...)...)
 	}
@@ -134,8 +135,10 @@ func TestDeployTier(t *testing.T) {
 
 	t.Run("hard reload", func(t *testing.T) {
 		t.Parallel()
-		// Each file target stops its server for 2 s to reload: clients are refused meanwhile.
-		r := loadtestRun(t, deployEnv(t, "SCENARIOS=rotation_under_traffic", "DURATION=1m", "DEPLOY_RELOAD_HARD=1"))
+		// Each file target stops its server for 4 s to reload: clients are refused meanwhile. Two minutes,
+		// so the client load still runs when the rotations, each started at a random phase of the
+		// agents' poll, reach their reloads.
+		r := loadtestRun(t, deployEnv(t, "SCENARIOS=rotation_under_traffic", "DURATION=2m", "DEPLOY_RELOAD_HARD=1"))
 		wantCode(t, r, 99)
 		wantThresholds(t, r, "rotation_under_traffic", "deploy_handshake_failed count==0", "http_req_failed rate<0.01", "checks rate>0.99")
 	})
