@@ -40,7 +40,7 @@ func TestFaultsKeepTheVerdict(t *testing.T) {
 		}, `certctl-server was paused at 00:0\d into the load \(during issuance_acceptance, list_certificates\) and resumed 4\.\d s later: requests to it hung meanwhile`, "", 60},
 		{"server still paused when the load ends", 5, func(t *testing.T, _ *os.Process, project string) {
 			docker(t, "pause", project+"-certctl-server-1")
-		}, `certctl-server was paused at 00:0\d into the load \(during issuance_acceptance, list_certificates\) and was still paused when the load ended`, "", 90},
+		}, `certctl-server was paused at 00:\d\d into the load \(during issuance_acceptance, list_certificates\) and was still paused when the load ended`, "", 90},
 		{"database restarted", 5, func(t *testing.T, _ *os.Process, project string) {
 			docker(t, "restart", "--time", "1", project+"-postgres-1")
 		}, `postgres exited with \d+ at 00:\d\d into the load \(during issuance_acceptance, list_certificates\)( \(sent signal \w+\))? and restarted \d+\.\d s later`, "", 60},
