@@ -30,14 +30,14 @@ func TestFaultsKeepTheVerdict(t *testing.T) {
 		maxS float64
 	}{
 		{"SIGTERM to the harness", 130, func(t *testing.T, p *os.Process, _ string) { p.Signal(syscall.SIGTERM) },
-			`the run was interrupted by SIGTERM at 00:0\d into the load \(during issuance_acceptance, list_certificates\): k6 stopped early, and the figures up to then are kept`, "", 60},
+			`the run was interrupted by SIGTERM at 00:\d\d into the load \(during issuance_acceptance, list_certificates\): k6 stopped early, and the figures up to then are kept`, "", 60},
 		{"SIGINT to the harness alone", 130, func(t *testing.T, p *os.Process, _ string) { p.Signal(os.Interrupt) },
-			`the run was interrupted by SIGINT at 00:0\d into the load \(during issuance_acceptance, list_certificates\)`, "", 60},
+			`the run was interrupted by SIGINT at 00:\d\d into the load \(during issuance_acceptance, list_certificates\)`, "", 60},
 		{"server paused", 5, func(t *testing.T, _ *os.Process, project string) {
 			docker(t, "pause", project+"-certctl-server-1")
 			time.Sleep(4 * time.Second)
 			docker(t, "unpause", project+"-certctl-server-1")
-		}, `certctl-server was paused at 00:0\d into the load \(during issuance_acceptance, list_certificates\) and resumed 4\.\d s later: requests to it hung meanwhile`, "", 60},
+		}, `certctl-server was paused at 00:\d\d into the load \(during issuance_acceptance, list_certificates\) and resumed 4\.\d s later: requests to it hung meanwhile`, "", 60},
 		{"server still paused when the load ends", 5, func(t *testing.T, _ *os.Process, project string) {
 			docker(t, "pause", project+"-certctl-server-1")
 		}, `certctl-server was paused at 00:\d\d into the load \(during issuance_acceptance, list_certificates\) and was still paused when the load ended`, "", 90},
