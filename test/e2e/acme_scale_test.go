@@ -38,6 +38,9 @@ func TestACMEFlow(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			if c.code == 0 {
+				alone(t)
+			}
 			r := loadtestRun(t, stackEnv(t, append([]string{"TIER=acme"}, c.env...)...))
 			wantCode(t, r, c.code)
 			wantThresholds(t, r, "acme_flow", c.fail...)
@@ -178,6 +181,9 @@ func TestLimiterTier(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			if c.env == nil {
+				alone(t)
+			}
 			r := loadtestRun(t, stackEnv(t, append([]string{"TIER=limiter", "DURATION=10s"}, c.env...)...))
 			wantCode(t, r, 99)
 			wantThresholds(t, r, "acme_rate_limit", c.fail...)

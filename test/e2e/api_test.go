@@ -13,6 +13,7 @@ import (
 // and summary.json carries every figure and says which certctl ran.
 func TestDefaultTiersGreen(t *testing.T) {
 	t.Parallel()
+	alone(t)
 	r := run(t, stackEnv(t, "TIER=default"), "make", "loadtest")
 	wantCode(t, r, 0)
 	s := r.summary

@@ -65,6 +65,7 @@ func TestCompareBuildsNamesTheRegression(t *testing.T) {
 		t.Skip("CERTCTL_NEXT_DIST is not set: no second certctl build to compare the release with")
 	}
 	t.Parallel()
+	alone(t) // two builds side by side in one sitting, with nothing else on the machine
 	results := t.TempDir()
 	// A minute: main's lock queue takes seconds to build, and a shorter run's first blocks are too
 	// unlike its last for any interval to be tight.
