@@ -32,7 +32,7 @@ func (c Compose) base() []string {
 		args = append(args, "--env-file", filepath.Join(c.Cfg.Root, "images", "offline.env"))
 	}
 	// A tier's services (the connector sidecars, the scale seeder) carry the tier's name as profile.
-	for _, t := range c.Cfg.Tiers {
+	for _, t := range append(append([]string(nil), c.Cfg.Tiers...), c.Cfg.Profiles...) {
 		args = append(args, "--profile", t)
 	}
 	if c.Cfg.Faults {

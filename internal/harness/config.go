@@ -75,9 +75,11 @@ func ExitCodeText() string {
 
 // Config is everything a run needs, read once from the environment.
 type Config struct {
-	Root         string // repository root: docker-compose.yml, k6/, seed/ live here
-	RunID        string
-	Tiers        []string
+	Root  string // repository root: docker-compose.yml, k6/, seed/ live here
+	RunID string
+	Tiers []string
+	// Profiles are compose profiles a scenario needs besides its tier's (renewal_scan: the scale seeder).
+	Profiles     []string
 	Scenarios    []Scenario
 	Duration     string
 	Offline      bool
@@ -136,7 +138,8 @@ var k6Passthrough = []string{"MAX_VUS", "PRE_VUS"}
 // K6Env reports whether a variable of the run's environment goes to the k6 containers.
 func K6Env(name string) bool {
 	switch name {
-	case "MAX_VUS", "PRE_VUS", "REQUEST_TIMEOUT", "EXPECT_TLS_VERSION", "BATCH_SIZE", "CERTCTL_SCHEDULER_JOB_PROCESSOR_INTERVAL":
+	case "MAX_VUS", "PRE_VUS", "REQUEST_TIMEOUT", "EXPECT_TLS_VERSION", "BATCH_SIZE", "CERTCTL_SCHEDULER_JOB_PROCESSOR_INTERVAL",
+		"CERTCTL_SCHEDULER_RENEWAL_CHECK_INTERVAL":
 		return true
 	}
 	return strings.HasPrefix(name, "RATE_") || strings.HasPrefix(name, "VUS_") || strings.HasPrefix(name, "CONNECTOR_") || strings.HasPrefix(name, "SPOTCHECK_") ||
@@ -155,7 +158,7 @@ func Load(root string, getenv func(string) string, now time.Time) (Config, error
 	// In this order: a later step reads what an earlier one settled (tiers before the limiter,
 	// scenarios and DURATION before the bulk pool).
 	for _, step := range []func(getter) error{
-		c.loadTiers, c.loadScheduler, c.loadDist, c.loadFaultProxy, c.loadTimes, c.loadImages, c.loadLoadShape,
+		c.loadTiers, c.loadDist, c.loadFaultProxy, c.loadTimes, c.loadImages, c.loadLoadShape, c.loadScheduler,
 		c.loadK6Checks, c.loadK6Outputs, func(g getter) error { return c.loadRunID(g, now) }, c.loadSecrets, c.loadLimiter,
 	} {
 		if err := step(get); err != nil {
@@ -196,10 +199,23 @@ func (c *Config) loadTiers(get getter) error {
 // (agent key generation starts them AwaitingCSR), so a long interval costs the loop nothing.
 const DeployJobProcessorInterval = "1h"
 
+// RenewalScan is the deploy scenario that waits for certctl's scheduled renewal scan. It runs with
+// certctl's shortest renewal check (1 m: the scan comes within a minute of boot, not an hour) and a
+// job processor at 10 s (the drain it measures starts at the processor's next tick). Its certificates
+// have no target, so no Deployment job exists for the processor to steal.
+const (
+	RenewalScan                     = "renewal_scan"
+	RenewalScanCheckInterval        = "1m"
+	RenewalScanJobProcessorInterval = "10s"
+)
+
+// FleetRotation is the deploy scenario that brings a fleet of agents and targets (compose profile fleet).
+const FleetRotation = "fleet_rotation"
+
 // loadDeployKnobs checks the deploy tier's knobs that are set and passes them on (k6 reads DEPLOY_*;
 // compose the reload faults and the seed's count).
 func (c *Config) loadDeployKnobs(get getter) error {
-	for _, k := range []string{"DEPLOY_CERTS_PER_TARGET", "DEPLOY_MASS_CERTS"} {
+	for _, k := range []string{"DEPLOY_CERTS_PER_TARGET", "DEPLOY_MASS_CERTS", "DEPLOY_FLEET_AGENTS", "DEPLOY_FLEET_TARGETS"} {
 		if v := get(k, ""); v != "" {
 			if n, err := strconv.Atoi(v); err != nil || n <= 0 {
 				return fmt.Errorf("%s=%q must be a positive whole number", k, v)
@@ -211,6 +227,14 @@ func (c *Config) loadDeployKnobs(get getter) error {
 		if v := get(k, ""); v != "" {
 			if _, err := ParseDuration(k, v); err != nil {
 				return err
+			}
+			c.Env[k] = v
+		}
+	}
+	for _, k := range []string{"DEPLOY_FLEET_ROTATION_DAYS", "DEPLOY_FLEET_COMPRESSION"} {
+		if v := get(k, ""); v != "" {
+			if f, err := strconv.ParseFloat(v, 64); err != nil || !(f > 0) || math.IsInf(f, 0) {
+				return fmt.Errorf("%s=%q must be a positive number", k, v)
 			}
 			c.Env[k] = v
 		}
@@ -248,17 +272,22 @@ func (c *Config) loadDeployKnobs(get getter) error {
 
 // loadScheduler settles the certctl scheduler knobs that bound the deploy tier's loop and puts the values
 // in force in the run's configuration, defaults included, so run.json says which clocks the run had
-// (docs/deploy.md#the-loop-and-its-clocks). The deploy tier gets its own job processor default.
+// (docs/deploy.md#the-loop-and-its-clocks). The deploy tier gets its own job processor default, and
+// renewal_scan its own clocks and the scale seeder's due certificates.
 func (c *Config) loadScheduler(get getter) error {
 	const k = "CERTCTL_SCHEDULER_JOB_PROCESSOR_INTERVAL"
-	v := get(k, "")
-	if v == "" {
-		v = "30s"
-		if slices.Contains(c.Tiers, DeployTier) {
-			v = DeployJobProcessorInterval
-		}
+	jobs, check := "30s", "1h"
+	if slices.Contains(c.Tiers, DeployTier) {
+		jobs = DeployJobProcessorInterval
 	}
-	for _, kv := range [][2]string{{k, v}, {"CERTCTL_SCHEDULER_RENEWAL_CHECK_INTERVAL", get("CERTCTL_SCHEDULER_RENEWAL_CHECK_INTERVAL", "1h")}} {
+	if slices.ContainsFunc(c.Scenarios, func(s Scenario) bool { return s.Name == RenewalScan }) {
+		jobs, check = RenewalScanJobProcessorInterval, RenewalScanCheckInterval
+		c.Profiles = append(c.Profiles, "scale")
+	}
+	if slices.ContainsFunc(c.Scenarios, func(s Scenario) bool { return s.Name == FleetRotation }) {
+		c.Profiles = append(c.Profiles, "fleet")
+	}
+	for _, kv := range [][2]string{{k, get(k, jobs)}, {"CERTCTL_SCHEDULER_RENEWAL_CHECK_INTERVAL", get("CERTCTL_SCHEDULER_RENEWAL_CHECK_INTERVAL", check)}} {
 		d, err := ParseDuration(kv[0], kv[1])
 		if err != nil {
 			return err

@@ -282,6 +282,19 @@ func TestDeployTier(t *testing.T) {
 		c.Env["CERTCTL_SCHEDULER_RENEWAL_CHECK_INTERVAL"] != "1h" || c.Env["CERTCTL_VERIFY_DEPLOYMENT"] != "true" {
 		t.Errorf("TIER=api: certctl's defaults are not stated: %v %v", c.Env, err)
 	}
+	// renewal_scan waits for certctl's scan of the scale seeder's certificates: short clocks, unless told.
+	scan := fakeRepo(t, "k6/deploy/deploy_latency.js", "k6/deploy/renewal_scan.js")
+	const check = "CERTCTL_SCHEDULER_RENEWAL_CHECK_INTERVAL"
+	if c, err = Load(scan, env("TIER=deploy", "SCENARIOS=renewal_scan"), now); err != nil || c.Env[k] != RenewalScanJobProcessorInterval ||
+		c.Env[check] != RenewalScanCheckInterval || strings.Join(c.Profiles, ",") != "scale" {
+		t.Errorf("SCENARIOS=renewal_scan: %s=%q %s=%q profiles %v %v", k, c.Env[k], check, c.Env[check], c.Profiles, err)
+	}
+	if c, err = Load(scan, env("TIER=deploy", "SCENARIOS=renewal_scan", k+"=3m", check+"=2m"), now); err != nil || c.Env[k] != "3m" || c.Env[check] != "2m" {
+		t.Errorf("SCENARIOS=renewal_scan with its clocks set: %q %q %v", c.Env[k], c.Env[check], err)
+	}
+	if c, err = Load(scan, env("TIER=deploy", "SCENARIOS=deploy_latency"), now); err != nil || c.Env[check] != "1h" || len(c.Profiles) != 0 {
+		t.Errorf("SCENARIOS=deploy_latency: %s=%q profiles %v %v", check, c.Env[check], c.Profiles, err)
+	}
 	for _, bad := range []string{"CERTCTL_SCHEDULER_RENEWAL_CHECK_INTERVAL=0s", "CERTCTL_VERIFY_DEPLOYMENT=yes"} {
 		if _, err := Load(root, env("TIER=api", bad), now); err == nil {
 			t.Errorf("%s accepted", bad)

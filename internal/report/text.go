@@ -1,6 +1,7 @@
 package report
 
 import (
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -57,11 +58,20 @@ func Text(s Summary) string {
 			fmt.Fprintf(tw, "%s\t%s\t%s\n", d.Scenario, d.TargetType, strings.Join(deployFigures(d), "\t"))
 		}
 		tw.Flush()
-		for _, sc := range s.Scenarios {
-			if line := massLine(sc); line != "" {
-				b.WriteString(line + "\n")
+	}
+	var lines []string
+	for _, sc := range s.Scenarios {
+		for _, line := range []string{massLine(sc), scanLine(sc), fleetLine(sc)} {
+			if line != "" {
+				lines = append(lines, line)
 			}
 		}
+	}
+	if len(lines) > 0 {
+		if len(s.DeployTier) == 0 {
+			b.WriteString("\ndeploy tier\n")
+		}
+		b.WriteString(strings.Join(lines, "\n") + "\n")
 	}
 	for _, sc := range s.Scenarios {
 		t, note := totals(sc)
@@ -172,6 +182,62 @@ func massLine(sc Scenario) string {
 		all = fmt.Sprintf("every target served a new certificate after %.1f s", r.LatencyMS.Max/1000)
 	}
 	return fmt.Sprintf("%s: %s; %.0f deployments a minute", sc.Name, all, r.TrendsMS["per_minute"].Max)
+}
+
+// scanLine: a renewal scan's figures (k6/deploy/renewal_scan.js), "" for other scenarios: the scan's
+// jobs and their span by certctl's clock, then the job processor's dispatch and drain after the last.
+func scanLine(sc Scenario) string {
+	r := sc.Record
+	if r == nil || r.Tier != "deploy" || r.Scenario != "renewal_scan" {
+		return ""
+	}
+	var setup struct {
+		Check string `json:"renewal_check_interval"`
+		Jobs  string `json:"job_processor_interval"`
+	}
+	json.Unmarshal(r.Setup, &setup)
+	line := fmt.Sprintf("%s: %.0f due certificates, %.0f Renewal jobs", sc.Name, r.Counters["due"], r.Counters["renewal_jobs"])
+	if r.LatencyMS.Max > 0 {
+		line += fmt.Sprintf(" created over %.1f s (%.2f ms per certificate)", r.LatencyMS.Max/1000, r.TrendsMS["per_certificate"].Max)
+	}
+	for _, p := range []struct{ what, trend string }{{"dispatched", "dispatch"}, {"drained", "drain"}} {
+		if l, ok := r.TrendsMS[p.trend]; ok && l.Max > 0 {
+			line += fmt.Sprintf("; %s %.1f s after the last", p.what, l.Max/1000)
+		} else {
+			line += "; not " + p.what
+		}
+	}
+	return line + fmt.Sprintf(" (renewal check every %s, job processor every %s)", setup.Check, setup.Jobs)
+}
+
+// fleetLine: a fleet rotation's figures (k6/deploy/fleet_rotation.js), "" for other scenarios: the
+// rate and what it stands for, how the renewals ended, their loop and the job backlog.
+func fleetLine(sc Scenario) string {
+	r := sc.Record
+	if r == nil || r.Tier != "deploy" || r.Scenario != "fleet_rotation" {
+		return ""
+	}
+	var setup struct {
+		Agents      float64 `json:"fleet_agents"`
+		Certs       float64 `json:"fleet_targets"`
+		PerMin      float64 `json:"renewals_per_min"`
+		Days        float64 `json:"rotation_days"`
+		Compression float64 `json:"compression"`
+		Equivalent  float64 `json:"equivalent_fleet"`
+	}
+	json.Unmarshal(r.Setup, &setup)
+	c := r.Counters
+	line := fmt.Sprintf("%s: %.0f certificates on %.0f agents, %.0f renewals a minute (%g-day rotation compressed %g×: a %.0f-certificate fleet's rate); "+
+		"%.0f renewed: %.0f deployed, %.0f not signed, %.0f failed, %.0f stuck",
+		sc.Name, setup.Certs, setup.Agents, setup.PerMin, setup.Days, setup.Compression, setup.Equivalent,
+		c["renewals"], c["deployed"], c["not_signed"], c["failed"], c["stuck"])
+	if r.LatencyMS.Max > 0 {
+		line += fmt.Sprintf("; loop p50/p95 %.1f/%.1f s", r.LatencyMS.P50/1000, r.LatencyMS.P95/1000)
+	}
+	if b, ok := r.TrendsMS["backlog"]; ok {
+		line += fmt.Sprintf("; open jobs p50/p95/max %.0f/%.0f/%.0f", b.P50, b.P95, b.Max)
+	}
+	return line
 }
 
 // deployStages says what each stage of a deploy loop is, for the table's readers.

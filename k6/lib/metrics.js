@@ -54,6 +54,9 @@ export const renewalScanPerCertificate = declare(Trend, 'renewal_scan_ms_per_cer
 export const renewalScanDue = declare(Counter, 'renewal_scan_due');
 export const renewalScanJobs = declare(Counter, 'renewal_scan_jobs');
 export const renewalDispatchMS = declare(Trend, 'renewal_dispatch_ms', true);
+export const renewalDrainMS = declare(Trend, 'renewal_drain_ms', true);
+// A renewal scan watched to its end (drained): none when the watch failed or DURATION cut it off.
+export const renewalScanComplete = declare(Counter, 'renewal_scan_complete');
 export const inventoryWalkMS = declare(Trend, 'inventory_walk_ms', true);
 export const inventoryWalkPer1000 = declare(Trend, 'inventory_walk_ms_per_1000_certs', true);
 export const inventoryPages = declare(Counter, 'inventory_pages');
@@ -94,6 +97,17 @@ export const deployRetried = declare(Counter, 'deploy_retried');
 export const deployEndpointJob = declare(Counter, 'deploy_endpoint_job');
 export const deployEndpointNoJob = declare(Counter, 'deploy_endpoint_no_job');
 export const deployHandshakeFailed = declare(Counter, 'deploy_handshake_failed');
+// fleet_rotation, by certctl's own job timestamps: renewal job created → deployment job completed.
+export const fleetLoopMS = declare(Trend, 'fleet_loop_ms', true);
+export const fleetSignedMS = declare(Trend, 'fleet_signed_ms', true);
+// 1 per renewal whose deployment completed by the end of the run, 0 per one that did not.
+export const fleetDeployed = declare(Rate, 'fleet_deployed');
+// Fleet jobs (renewal and deployment) open at each 10-second point of the run: the backlog over time.
+export const fleetBacklog = declare(Trend, 'fleet_backlog');
+export const fleetRenewals = declare(Counter, 'fleet_renewals');
+export const fleetNotSigned = declare(Counter, 'fleet_not_signed');
+export const fleetFailed = declare(Counter, 'fleet_failed');
+export const fleetStuck = declare(Counter, 'fleet_stuck');
 export const deployWrongSerial = declare(Counter, 'deploy_wrong_serial');
 
 // metricName('http_req_duration{endpoint:nonce}') -> 'http_req_duration'; throws on a malformed selector.

@@ -9,6 +9,7 @@ import (
 	"certctl-loadtest/internal/report"
 )
 
+// deployScenarios are the loops through the agents; renewal_scan, the scheduler's side, has tests of its own.
 var deployScenarios = []string{"deploy_latency", "mass_rotation", "rotation_under_traffic"}
 
 // deployRun is one scenario's run of a deploy sequence; a sequence of one scenario is the run itself.
@@ -36,7 +37,7 @@ func deployRows(s report.Summary, scenario string) map[string]report.DeployRow {
 // budgets are judged on (a stats_summary median of 50.2 ms against < 50 beside them).
 func TestDeployTier(t *testing.T) {
 	deployEnv := func(t *testing.T, extra ...string) []string {
-		return stackEnv(t, append([]string{"TIER=deploy", "START_TIMEOUT=2m"}, extra...)...)
+		return stackEnv(t, append([]string{"TIER=deploy", "START_TIMEOUT=2m", "SCENARIOS=" + strings.Join(deployScenarios, ",")}, extra...)...)
 	}
 	targets := []string{"apache", "f5", "haproxy", "nginx"}
 
@@ -150,5 +151,94 @@ func TestDeployTier(t *testing.T) {
 		r := loadtestRun(t, deployEnv(t, "SCENARIOS=rotation_under_traffic", "DURATION=1m", "DEPLOY_RELOAD_LAG=5", "DEPLOY_TARGET_VERIFY=0"))
 		wantCode(t, r, 99)
 		wantThresholds(t, r, "rotation_under_traffic", "deploy_wrong_serial count==0")
+	})
+
+	// renewal_scan waits for certctl's scheduled scan (1 m after boot) of the seeded due certificates.
+	scanEnv := func(t *testing.T, extra ...string) []string {
+		return deployEnv(t, append([]string{"SCENARIOS=renewal_scan", "SEED_BULK_CERTS=1000", "DURATION=5m"}, extra...)...)
+	}
+	t.Run("renewal scan", func(t *testing.T) {
+		t.Parallel()
+		alone(t) // 20 ms per certificate is certctl's speed on this machine
+		r := loadtestRun(t, scanEnv(t))
+		wantCode(t, r, 0)
+		wantThresholds(t, r, "renewal_scan")
+		rec := r.summary.Scenarios[0].Record
+		if c := rec.Counters; c["due"] != 1000 || c["renewal_jobs"] != 1000 || c["complete"] != 1 {
+			t.Errorf("renewal_scan counters %v: want 1000 due, 1000 jobs, watched to its end", c)
+		}
+		tr := rec.TrendsMS
+		if !(tr["per_certificate"].Max > 0 && rec.LatencyMS.Max > 0 && tr["dispatch"].Max > 0 && tr["drain"].Max >= tr["dispatch"].Max) {
+			t.Errorf("renewal_scan: scan %+v, trends %+v", rec.LatencyMS, tr)
+		}
+		cfg := r.summary.Run.Config
+		if cfg["CERTCTL_SCHEDULER_RENEWAL_CHECK_INTERVAL"] != "1m" || cfg["CERTCTL_SCHEDULER_JOB_PROCESSOR_INTERVAL"] != "10s" {
+			t.Errorf("run.json: renewal_scan's clocks %v", cfg)
+		}
+		wantOutput(t, r, `renewal_scan: 1000 due certificates, 1000 Renewal jobs created over \d+\.\d s \(\d+\.\d\d ms per certificate\); dispatched \d+\.\d s after the last; drained \d+\.\d s after the last \(renewal check every 1m, job processor every 10s\)`)
+	})
+
+	t.Run("slow renewal scan, late job processor", func(t *testing.T) {
+		t.Parallel()
+		// Each Renewal job insert waits 25 ms in the database (the scan over 20 ms per certificate), and
+		// the job processor comes every 3 minutes: its next tick after the scan, about 90 s after boot,
+		// is over a minute after the last job.
+		seed := t.TempDir()
+		copySQL(t, filepath.Join(root, "seed"), seed)
+		if err := os.WriteFile(filepath.Join(seed, "91_slow_renewal_jobs.sql"), []byte(slowRenewalJobs(0.025)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		r := loadtestRun(t, scanEnv(t, "SEED_DIR="+seed, "CERTCTL_SCHEDULER_JOB_PROCESSOR_INTERVAL=3m"))
+		wantCode(t, r, 99)
+		wantThresholds(t, r, "renewal_scan", "renewal_scan_ms_per_certificate max<20", "renewal_drain_ms max<60000")
+	})
+
+	t.Run("renewal scan, jobs unreadable", func(t *testing.T) {
+		t.Parallel()
+		// Every job list answers 500: the scan cannot be followed, and the run says so.
+		r := loadtestRun(t, scanEnv(t, "DURATION=2m", "FAULT_ERROR_RATE=1", "FAULT_ROUTE=GET /api/v1/jobs"))
+		wantCode(t, r, 99)
+		wantThresholds(t, r, "renewal_scan", "renewal_scan_complete count>0", "checks rate==1", "http_req_failed rate<0.01")
+		wantOutput(t, r, `renewal_scan: renewal jobs: HTTP 500`)
+	})
+
+	// fleet_rotation at CI's size: 10 agents × 2 targets, 12 renewals a minute for a minute.
+	fleetEnv := func(t *testing.T, extra ...string) []string {
+		return deployEnv(t, append([]string{"SCENARIOS=fleet_rotation", "DURATION=1m", "DEPLOY_FLEET_AGENTS=10", "DEPLOY_FLEET_TARGETS=2",
+			"DEPLOY_FLEET_COMPRESSION=40608"}, extra...)...)
+	}
+	t.Run("fleet", func(t *testing.T) {
+		t.Parallel()
+		r := loadtestRun(t, fleetEnv(t))
+		wantCode(t, r, 0)
+		wantThresholds(t, r, "fleet_rotation")
+		rec := r.summary.Scenarios[0].Record
+		c := rec.Counters
+		if c["renewals"] < 10 || c["deployed"] != c["renewals"] || c["not_signed"]+c["failed"]+c["stuck"] != 0 {
+			t.Errorf("fleet_rotation counters %v: every renewal deployed", c)
+		}
+		// Each loop waits for its agent's polls: seconds to two polls and the work.
+		if rec.LatencyMS.P50 < 1000 || rec.LatencyMS.Max > 100000 || rec.TrendsMS["backlog"].Max < 1 {
+			t.Errorf("fleet_rotation: loop %+v, backlog %+v", rec.LatencyMS, rec.TrendsMS["backlog"])
+		}
+		wantOutput(t, r, `fleet_rotation: 20 certificates on 10 agents, 12 renewals a minute \(47-day rotation compressed 40608×: a 812160-certificate fleet's rate\); 1\d renewed: 1\d deployed, 0 not signed, 0 failed, 0 stuck; loop p50/p95 \d+\.\d/\d+\.\d s; open jobs p50/p95/max \d+/\d+/\d+`)
+		wantOutput(t, r, `open fleet jobs every 10 s from the first renewal: \d+( \d+)+`)
+	})
+
+	t.Run("fleet, slow hosts", func(t *testing.T) {
+		t.Parallel()
+		// Every host's reload takes 75 s: each loop outlasts its 100 s budget, and all still end.
+		r := loadtestRun(t, fleetEnv(t, "DEPLOY_RELOAD_DELAY=75", "DEPLOY_STUCK_AFTER=200s"))
+		wantCode(t, r, 99)
+		wantThresholds(t, r, "fleet_rotation", "fleet_loop_ms p(95)<100000")
+	})
+
+	t.Run("fleet, broken hosts and refused renewals", func(t *testing.T) {
+		t.Parallel()
+		// Every reload fails; one VU, and half of the renewals answered 500 after 10 s by the fault proxy.
+		r := loadtestRun(t, fleetEnv(t, "DEPLOY_RELOAD_BROKEN=1", "MAX_VUS=1", "PRE_VUS=1", "FAULT_LATENCY=10s", "FAULT_ERROR_RATE=0.5",
+			"FAULT_ROUTE=POST /api/v1/certificates/"))
+		wantCode(t, r, 99)
+		wantThresholds(t, r, "fleet_rotation", "fleet_deployed rate>0.99", "dropped_iterations count==0", "http_req_failed rate<0.01", "checks rate>0.99")
 	})
 }

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -82,7 +83,7 @@ func TestSpotchecks(t *testing.T) {
 		// the 1000 seeded certificates takes over 10 ms per certificate.
 		seed := t.TempDir()
 		copySQL(t, filepath.Join(root, "seed"), seed)
-		if err := os.WriteFile(filepath.Join(seed, "91_slow_renewal_jobs.sql"), []byte(slowRenewalJobsSQL), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(seed, "91_slow_renewal_jobs.sql"), []byte(slowRenewalJobs(0.01)), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		r := run(t, stackEnv(t, "SEED_DIR="+seed, "SEED_BULK_CERTS=1000", "SCENARIOS=inventory_walk,tick_renewal_scan",
@@ -118,17 +119,20 @@ func logFigures(t *testing.T, r result) {
 
 // slowRenewalJobsSQL joins the scale seeder's fixtures in one run: every Renewal job certctl inserts
 // waits 10 ms, as on a slow database, so its renewal scan takes more than 5 ms per certificate.
-const slowRenewalJobsSQL = `CREATE OR REPLACE FUNCTION lt_slow_renewal_job() RETURNS trigger LANGUAGE plpgsql AS $$
+// slowRenewalJobs is a seed fixture that makes every Renewal job insert wait seconds in the database.
+func slowRenewalJobs(seconds float64) string {
+	return fmt.Sprintf(`CREATE OR REPLACE FUNCTION lt_slow_renewal_job() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   IF NEW.type = 'Renewal' THEN
-    PERFORM pg_sleep(0.01);
+    PERFORM pg_sleep(%g);
   END IF;
   RETURN NEW;
 END
 $$;
 DROP TRIGGER IF EXISTS lt_slow_renewal_job ON jobs;
 CREATE TRIGGER lt_slow_renewal_job BEFORE INSERT ON jobs FOR EACH ROW EXECUTE FUNCTION lt_slow_renewal_job();
-`
+`, seconds)
+}
 
 // copySQL copies the *.sql files of one directory, and of its subdirectories (seed/lib, which the
 // fixtures include), into another.

@@ -7,15 +7,11 @@
 //         threshold, probe?: (cfg) => setup data (default: probe certctl),
 //         figures: (data) => { name: number } the check's own figures, from the end-of-test data,
 //         counters?: { record_field: 'k6_counter' } }
-import http from 'k6/http';
 import { loadConfig } from '../../lib/config.js';
 import { probeCertctl } from '../../lib/probe.js';
 import { RECORD_SCHEMA, thresholdResults, scalars, num, round, latencyOf } from '../../lib/summary.js';
 import { guardedSetup } from '../../lib/scenario.js';
 import { knownMetric } from '../../lib/metrics.js';
-import { untimedHeaders } from '../../lib/certctl.js';
-
-const UNTIMED_PHASES = ['setup', 'cleanup', 'followup'];
 
 const SPOTCHECKS = JSON.parse(open('../../lib/spotchecks.json'));
 const TREND_STATS = ['avg', 'min', 'med', 'p(90)', 'p(95)', 'p(99)', 'max', 'count'];
@@ -26,19 +22,8 @@ export function spotcheckSpec(name) {
   return s;
 }
 
-// Request parameters: admin token, a tag set, the configured timeout; 200 is the expected answer.
-// A request of a phase no budget judges (setup, cleanup, followup) passes the fault proxy unfaulted.
-export function params(cfg, tags, expected) {
-  const headers = { Authorization: `Bearer ${cfg.token}`, 'Content-Type': 'application/json' };
-  const phase = tags && tags.phase;
-  return {
-    headers: UNTIMED_PHASES.includes(phase) ? untimedHeaders(phase, headers) : headers,
-    tags,
-    timeout: cfg.requestTimeout,
-    responseCallback: http.expectedStatuses(...(expected || [200])),
-  };
-}
-
+// Request parameters: certctl.js's, under the name the checks use.
+export { requestParams as params } from '../../lib/certctl.js';
 export { json } from '../../lib/certctl.js';
 export { round } from '../../lib/summary.js';
 
