@@ -159,7 +159,7 @@ func TestDeployTier(t *testing.T) {
 	}
 	t.Run("renewal scan", func(t *testing.T) {
 		t.Parallel()
-		alone(t) // 20 ms per certificate is certctl's speed on this machine
+		alone(t) // the scan's cost per certificate is certctl's speed on this machine
 		r := loadtestRun(t, scanEnv(t))
 		wantCode(t, r, 0)
 		wantThresholds(t, r, "renewal_scan")
@@ -180,17 +180,17 @@ func TestDeployTier(t *testing.T) {
 
 	t.Run("slow renewal scan, late job processor", func(t *testing.T) {
 		t.Parallel()
-		// Each Renewal job insert waits 25 ms in the database (the scan over 20 ms per certificate), and
-		// the job processor comes every 3 minutes: its next tick after the scan, about 90 s after boot,
-		// is over a minute after the last job.
+		// Each Renewal job insert waits 60 ms in the database (the scan over 50 ms per certificate), and
+		// the job processor comes every 4 minutes: its next tick after the scan, about 2 minutes after
+		// boot, is over a minute after the last job.
 		seed := t.TempDir()
 		copySQL(t, filepath.Join(root, "seed"), seed)
-		if err := os.WriteFile(filepath.Join(seed, "91_slow_renewal_jobs.sql"), []byte(slowRenewalJobs(0.025)), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(seed, "91_slow_renewal_jobs.sql"), []byte(slowRenewalJobs(0.06)), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		r := loadtestRun(t, scanEnv(t, "SEED_DIR="+seed, "CERTCTL_SCHEDULER_JOB_PROCESSOR_INTERVAL=3m"))
+		r := loadtestRun(t, scanEnv(t, "SEED_DIR="+seed, "CERTCTL_SCHEDULER_JOB_PROCESSOR_INTERVAL=4m"))
 		wantCode(t, r, 99)
-		wantThresholds(t, r, "renewal_scan", "renewal_scan_ms_per_certificate max<20", "renewal_drain_ms max<60000")
+		wantThresholds(t, r, "renewal_scan", "renewal_scan_ms_per_certificate max<50", "renewal_drain_ms max<60000")
 	})
 
 	t.Run("renewal scan, jobs unreadable", func(t *testing.T) {
@@ -222,7 +222,7 @@ func TestDeployTier(t *testing.T) {
 			t.Errorf("fleet_rotation: loop %+v, backlog %+v", rec.LatencyMS, rec.TrendsMS["backlog"])
 		}
 		wantOutput(t, r, `fleet_rotation: 20 certificates on 10 agents, 12 renewals a minute \(47-day rotation compressed 40608×: a 812160-certificate fleet's rate\); 1\d renewed: 1\d deployed, 0 not signed, 0 failed, 0 stuck; loop p50/p95 \d+\.\d/\d+\.\d s; open jobs p50/p95/max \d+/\d+/\d+`)
-		wantOutput(t, r, `open fleet jobs every 10 s from the first renewal: \d+( \d+)+`)
+		wantOutput(t, r, `open fleet jobs every 10 s from the start of the load, and at the end: \d+( \d+)+`)
 	})
 
 	t.Run("fleet, slow hosts", func(t *testing.T) {

@@ -328,6 +328,13 @@ func scenarioByName(t *testing.T, s report.Summary, name string) (status string,
 	return "", nil
 }
 
+// timingThreshold: a budget on latency or on the rate delivered, which CPU contention alone can break.
+func timingThreshold(key string) bool {
+	metric, _, _ := strings.Cut(key, " ")
+	metric, _, _ = strings.Cut(metric, "{")
+	return metric == "http_req_duration" || metric == "dropped_iterations" || strings.Contains(metric, "_ms")
+}
+
 // thresholdKey names a threshold as thresholds.json writes it: the metric with its own tags, without
 // the tags thresholds.js adds (the scenario's, a latency's expected_response:true), then the
 // expression ("checks{walk:page} rate==1"). Keeping the other tags matters: a scenario may hold the
@@ -384,7 +391,14 @@ func wantThresholds(t *testing.T, r result, scenario string, failing ...string) 
 			t.Errorf("%s: threshold %q passed; this run was built to breach it", scenario, name)
 		}
 		if !fail[name] && !ok {
-			t.Errorf("%s: threshold %q failed unexpectedly", scenario, name)
+			if _, quiet := aloneTests.Load(t); !quiet && timingThreshold(name) {
+				// A breach run shares the machine: beside two other stacks a latency or rate budget
+				// it does not aim at can break on CPU alone (a list p95 past 800 ms at 20/s, a
+				// rotation's 20 handshakes a second dropped). The green runs, alone, hold them.
+				t.Logf("%s: threshold %q failed beside other stacks (not this run's fault)", scenario, name)
+			} else {
+				t.Errorf("%s: threshold %q failed unexpectedly", scenario, name)
+			}
 		}
 		if fail[name] && !ok {
 			breached.Store(scenario+" "+name, true)
