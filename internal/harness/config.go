@@ -286,6 +286,13 @@ func (c *Config) loadScheduler(get getter) error {
 	}
 	if slices.ContainsFunc(c.Scenarios, func(s Scenario) bool { return s.Name == FleetRotation }) {
 		c.Profiles = append(c.Profiles, "fleet")
+		// The fleet registers through certctl's API before the load, an agent and its targets a call
+		// each, about 0.3 s a call at best (71 s for the default 50 × 4): the stack's start allows for it.
+		if get("START_TIMEOUT", "") == "" {
+			agents, _ := strconv.Atoi(get("DEPLOY_FLEET_AGENTS", KnobDefault("DEPLOY_FLEET_AGENTS")))
+			targets, _ := strconv.Atoi(get("DEPLOY_FLEET_TARGETS", KnobDefault("DEPLOY_FLEET_TARGETS")))
+			c.StartTimeout += time.Duration(agents*(1+targets)) * 400 * time.Millisecond
+		}
 	}
 	for _, kv := range [][2]string{{k, get(k, jobs)}, {"CERTCTL_SCHEDULER_RENEWAL_CHECK_INTERVAL", get("CERTCTL_SCHEDULER_RENEWAL_CHECK_INTERVAL", check)}} {
 		d, err := ParseDuration(kv[0], kv[1])

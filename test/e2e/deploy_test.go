@@ -233,6 +233,19 @@ func TestDeployTier(t *testing.T) {
 		wantThresholds(t, r, "fleet_rotation", "fleet_loop_ms p(95)<100000")
 	})
 
+	t.Run("fleet, hosts that never finish", func(t *testing.T) {
+		t.Parallel()
+		// Every reload takes 5 minutes, and the wait after the load is a minute (DEPLOY_STUCK_AFTER +
+		// 30 s): no loop ends, each counts as stuck.
+		r := loadtestRun(t, fleetEnv(t, "DEPLOY_RELOAD_DELAY=300", "DEPLOY_STUCK_AFTER=30s"))
+		wantCode(t, r, 99)
+		wantThresholds(t, r, "fleet_rotation", "fleet_deployed rate>0.99", "checks{phase:settle} rate==1", "checks rate>0.99")
+		// A renewal behind its agent's 5-minute reload is not even signed: stuck or not signed, none deployed.
+		if c := r.summary.Scenarios[0].Record.Counters; c["stuck"]+c["not_signed"] < 10 || c["deployed"] != 0 {
+			t.Errorf("fleet_rotation counters %v: every loop stuck", c)
+		}
+	})
+
 	t.Run("fleet, broken hosts and refused renewals", func(t *testing.T) {
 		t.Parallel()
 		// Every reload fails; one VU, and half of the renewals answered 500 after 10 s by the fault proxy.
