@@ -168,3 +168,31 @@ func TestGoldenRecordedMassRotation(t *testing.T) {
 	}
 	golden(t, "run-deploy-mass.summary.txt", txt)
 }
+
+// The scheduler's side, recorded against the real certctl v2.1.7: 10,000 due certificates scanned into
+// Renewal jobs and drained by the job processor, in one line with the clocks that bounded it.
+func TestGoldenRecordedRenewalScan(t *testing.T) {
+	s, err := Load("testdata/run-deploy-scan")
+	if err != nil {
+		t.Fatal(err)
+	}
+	txt := Text(s)
+	if !s.Passed || !strings.Contains(txt, "renewal_scan: 10000 due certificates, 10000 Renewal jobs created over 157.2 s (15.72 ms per certificate)") {
+		t.Errorf("passed=%v\n%s", s.Passed, txt)
+	}
+	golden(t, "run-deploy-scan.summary.txt", txt)
+}
+
+// A fleet of 50 real agents and 200 targets at 30 renewals a minute, recorded against the real certctl
+// v2.1.7: the rate and the fleet it stands for, every renewal deployed, the loop and the job backlog.
+func TestGoldenRecordedFleetRotation(t *testing.T) {
+	s, err := Load("testdata/run-deploy-fleet")
+	if err != nil {
+		t.Fatal(err)
+	}
+	txt := Text(s)
+	if !s.Passed || !strings.Contains(txt, "a 2030400-certificate fleet's rate); 151 renewed: 151 deployed") {
+		t.Errorf("passed=%v\n%s", s.Passed, txt)
+	}
+	golden(t, "run-deploy-fleet.summary.txt", txt)
+}
