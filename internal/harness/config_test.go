@@ -309,7 +309,8 @@ func TestDeployTier(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{"DEPLOY_MASS_CERTS=0", "DEPLOY_MASS_CERTS=1001", "DEPLOY_STUCK_AFTER=soon", "DEPLOY_RELOAD_BROKEN=yes",
-		"DEPLOY_RELOAD_LAG=-1", "DEPLOY_PROBE_URL=tlsprobe:8080", "DEPLOY_MASS_DEADLINE=10"} {
+		"DEPLOY_RELOAD_LAG=-1", "DEPLOY_PROBE_URL=tlsprobe:8080", "DEPLOY_MASS_DEADLINE=10",
+		"DEPLOY_FLEET_AGENTS=0", "DEPLOY_FLEET_TARGETS=x", "DEPLOY_FLEET_COMPRESSION=0", "DEPLOY_FLEET_ROTATION_DAYS=47d"} {
 		if _, err := Load(root, env("TIER=deploy", bad), now); err == nil {
 			t.Errorf("%s accepted", bad)
 		}
