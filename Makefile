@@ -114,7 +114,7 @@ test-k6: ## k6 library modules tested under k6 itself
 	go tool k6 run --quiet --no-color k6/test/lib.test.js
 
 test-e2e: $(LOADTEST) ## The harness end to end on the offline images against the real certctl in CERTCTL_DIST
-	go test -count=1 -parallel 3 -timeout 60m ./test/e2e/
+	go test -count=1 -parallel 3 -timeout 80m ./test/e2e/
 
 test-workflow: ## Run .github/workflows/loadtest.yml's jobs on this host with act (tools/act), offline, against CERTCTL_DIST
 	go test -count=1 -parallel 2 -timeout 20m ./test/workflow/
