@@ -90,6 +90,7 @@ func TestWrongToken(t *testing.T) {
 // right after works and gets its own directory.
 func TestServerKilledMidRunThenRerun(t *testing.T) {
 	t.Parallel()
+	alone(t) // the re-run must pass its budgets: beside two other stacks its list p95 reached 1.1 s
 	results := t.TempDir()
 	id := newRunID()
 	env := stackEnv(t, "DURATION=20s", "RESULTS_DIR="+results, "RUN_ID="+id)
