@@ -43,6 +43,9 @@ func TestDeployTier(t *testing.T) {
 
 	t.Run("green", func(t *testing.T) {
 		t.Parallel()
+		// The machine to itself: beside a fleet's registrations (PBKDF2 on both CPUs) the handshake load of
+		// rotation_under_traffic breached its budget once in CI, and its verdict is what this test judges.
+		alone(t)
 		// 90 s: six loops of deploy_latency, a mass rotation of 40 certificates well inside its deadline
 		// (two agent polls and the work), and a rotation of every target under client load.
 		r := loadtestRun(t, deployEnv(t, "DURATION=90s", "DEPLOY_MASS_CERTS=40"))
