@@ -104,8 +104,8 @@ test: images lint-workflows test-unit test-browser test-k6 test-e2e test-workflo
 lint-workflows: ## Lint the GitHub workflows (actionlint, pinned in go.mod)
 	go tool actionlint
 
-test-unit: ## Go unit tests: config, report (golden files), docs tables, the stand-ins, seeds on certctl's migrated schema, the live view's compose file
-	go test -count=1 ./cmd/... ./internal/... ./test/seed/ ./test/observability/
+test-unit: ## Go unit tests: config, report (golden files), docs tables, the stand-ins, seeds on certctl's migrated schema, the live view's compose file, k6/lib's JWS and CSR verified by Go's crypto
+	go test -count=1 ./cmd/... ./internal/... ./test/seed/ ./test/observability/ ./test/jose/
 
 test-browser: ## A run's index.html in headless Chromium (make deps installs it): verdict, every scenario, every diagnosis chart drawn, links only to files of the run, nothing from the network
 	go test -count=1 ./test/browser/

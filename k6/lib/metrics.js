@@ -110,6 +110,25 @@ export const fleetFailed = declare(Counter, 'fleet_failed');
 export const fleetStuck = declare(Counter, 'fleet_stuck');
 export const deployWrongSerial = declare(Counter, 'deploy_wrong_serial');
 
+// PKI tier (k6/lib/pki.js). An ACME order from new-order to the downloaded chain, checked; each signed
+// request that answered as expected, tagged with its step (new_account, new_order, authz, finalize,
+// order, certificate); 1 per order that ended with a verified chain, 0 per one that did not.
+export const acmeOrderMS = declare(Trend, 'acme_order_ms', true);
+export const acmeStepMS = declare(Trend, 'acme_step_ms', true);
+export const acmeOrderOK = declare(Rate, 'acme_order_ok');
+// certctl's defects and ACME's own answers on the order path: finalize's 500
+// (docs/certctl-findings.md#acme-finalize-500), badNonce (retried once), 429 rateLimited.
+export const acmeFinalize500 = declare(Counter, 'acme_finalize_500');
+export const acmeBadNonce = declare(Counter, 'acme_bad_nonce');
+export const acmeRateLimited = declare(Counter, 'acme_rate_limited');
+// certctl's issuance path (create + agent CSR), timed from the create to the signing's answer, for
+// certificates whose chain then verified; certificates signed (tagged path: agent or acme); a 202 that
+// signed nothing; a chain that did not verify to the run's CA or named something else.
+export const pkiIssueMS = declare(Trend, 'pki_issue_ms', true);
+export const pkiIssued = declare(Counter, 'pki_issued');
+export const pkiNotSigned = declare(Counter, 'pki_not_signed');
+export const pkiBadChain = declare(Counter, 'pki_bad_chain');
+
 // metricName('http_req_duration{endpoint:nonce}') -> 'http_req_duration'; throws on a malformed selector.
 export function metricName(selector, where) {
   const m = /^([A-Za-z0-9_]+)(?:\{(.*)\})?$/.exec(selector);

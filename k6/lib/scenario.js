@@ -31,10 +31,13 @@ export function guardedSetup(name, probe, cfg, resultsBytes) {
   return () => {
     const short = diskShortfall(name, resultsBytes || 0, cfg);
     if (short) return exec.test.abort(short);
+    const failed = (e) => exec.test.abort(`setup of ${name} failed: ${e && e.message ? e.message : e}`);
     try {
-      return probe(cfg);
+      const out = probe(cfg);
+      // An async probe (WebCrypto's calls are promises) rejects instead of throwing.
+      return out && typeof out.then === 'function' ? out.catch(failed) : out;
     } catch (e) {
-      return exec.test.abort(`setup of ${name} failed: ${e && e.message ? e.message : e}`);
+      return failed(e);
     }
   };
 }

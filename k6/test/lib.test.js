@@ -9,7 +9,13 @@ import { knownMetric, customNames } from '../lib/metrics.js';
 import { metricOf, resultsBytes, diskShortfall } from '../lib/scenario.js';
 import { untimedHeaders, UNTIMED_HEADER } from '../lib/certctl.js';
 import { recordKey } from '../lib/summary.js';
+import { thumbprintInput, thumbprint, newAccountKey, jws } from '../lib/jose.js';
+import { tlv, ecdsaSigDER, csrDER, certNames, signedBy, pemBlocks, readTLV, children } from '../lib/der.js';
+import encoding from 'k6/encoding';
 import { parseTime, deployTrends, deployConfig, failedCounter, TYPES, DEPLOY_COUNTERS } from '../lib/deploy.js';
+
+// A P-256 CA and an RSA CA, each with a leaf for leaf.example.com (+ www.): made with openssl.
+const PKI = Object.fromEntries(['ec-ca', 'ec-leaf', 'rsa-ca', 'rsa-leaf'].map((n) => [n, open(`./testdata/pki/${n}.pem`)]));
 
 // A leaf certctl 151107c issued through the agent CSR path; its ARI id checked with openssl.
 const ARI_LEAF = open('./testdata/ari-leaf.pem');
@@ -205,7 +211,64 @@ function testDeploy() {
   eq('outcomes per target type', DEPLOY_COUNTERS.stolen_f5, 'deploy_stolen{target_type:f5}');
 }
 
-export default function () {
+// RFC 7638 section 3.1's example key and its thumbprint.
+const RFC7638_JWK = {
+  kty: 'RSA', e: 'AQAB', alg: 'RS256', kid: '2011-04-29',
+  n: '0vx7agoebGcQSuuPiLJXZptN9nndrQmbXEps2aiAFbWhM78LhWx4cbbfAAtVT86zwu1RK7aPFFxuhDR1L6tSoc_BJECPebWKRXjBZCiFV4n3oknjhMstn64tZ_2W-5JsGY4Hc5n9yBXArwl93lqt7_RN5w6Cf0h4QyQ5v-65YGjQR0_FDW2QvzqY368QQMicAtaSqzs8KJZgnYb9c7d0zgdAZHzu6qMQvRL5hajrn1n91CbOpbISD08qNLyrdkt-bFTWhAI4vMQFh6WeZu0fM4lFd2NcRwr3XPksINHaQ-G_xBniIqbw0Ls1jF44-csFCur-kEgU8awapJzKnqDKgw',
+};
+
+async function testPKI() {
+  eq('thumbprint input: required members, sorted, no whitespace', thumbprintInput(RFC7638_JWK).slice(0, 23), '{"e":"AQAB","kty":"RSA"');
+  eq('RFC 7638 example thumbprint', await thumbprint(RFC7638_JWK), 'NzbLsXh8uDCcd-6MNwXF4W_7noWXFZAfHkxZsRGC9Xs');
+  eq('EC thumbprint members', thumbprintInput({ kty: 'EC', crv: 'P-256', x: 'X', y: 'Y', alg: 'ES256' }), '{"crv":"P-256","kty":"EC","x":"X","y":"Y"}');
+  throws('thumbprint: a member missing', () => thumbprintInput({ kty: 'EC', crv: 'P-256', x: 'X' }), /member y missing/);
+
+  const key = await newAccountKey();
+  const first = JSON.parse(await jws(key, { nonce: 'n1', url: 'https://ca/new-account' }, { termsOfServiceAgreed: true }));
+  const h1 = JSON.parse(encoding.b64decode(first.protected, 'rawurl', 's'));
+  eq('new-account JWS carries the JWK, not a kid', [h1.alg, !!h1.jwk, h1.kid, h1.nonce, h1.url], ['ES256', true, undefined, 'n1', 'https://ca/new-account']);
+  const sig = new Uint8Array(encoding.b64decode(first.signature, 'rawurl'));
+  eq('ES256 signature is r||s, 64 bytes', sig.length, 64);
+  const input = new TextEncoder().encode(`${first.protected}.${first.payload}`);
+  truthy('the JWS verifies under the account key', await crypto.subtle.verify({ name: 'ECDSA', hash: 'SHA-256' }, key.pair.publicKey, sig, input));
+  const later = JSON.parse(await jws(key, { kid: 'https://ca/acct/1', nonce: 'n2', url: 'https://ca/order/1' }, ''));
+  const h2 = JSON.parse(encoding.b64decode(later.protected, 'rawurl', 's'));
+  eq('POST-as-GET: empty payload, kid and no JWK', [later.payload, h2.kid, h2.jwk], ['', 'https://ca/acct/1', undefined]);
+
+  eq('DER short length', Array.from(tlv(0x04, new Uint8Array(3))), [4, 3, 0, 0, 0]);
+  eq('DER long length', Array.from(tlv(0x04, new Uint8Array(200)).subarray(0, 3)), [4, 0x81, 200]);
+  const rs = new Uint8Array(64);
+  rs[0] = 0x80; rs[31] = 1; rs[63] = 2;
+  const der = ecdsaSigDER(rs);
+  eq('ECDSA-Sig-Value: a high r gets a zero byte', Array.from(der.subarray(0, 5)), [0x30, 38, 0x02, 33, 0x00]);
+  eq('ECDSA-Sig-Value: a small s loses its leading zeros', Array.from(der.subarray(der.length - 3)), [0x02, 1, 2]);
+
+  const csr = await csrDER(key.pair, 'a.example.com', ['a.example.com', 'b.example.com']);
+  const parts = children(csr, readTLV(csr, 0));
+  eq('CSR: info, algorithm, signature', parts.map((p) => p.tag), [0x30, 0x30, 0x03]);
+  const info = csr.slice(parts[0].at, parts[0].end);
+  const csig = children(csr, readTLV(csr, parts[2].start + 1));
+  const raw = new Uint8Array(64);
+  const put = (t, at) => { let v = csr.subarray(t.start, t.end); while (v.length > 32) v = v.subarray(1); raw.set(v, at + 32 - v.length); };
+  put(csig[0], 0);
+  put(csig[1], 32);
+  truthy('CSR signature verifies over its info', await crypto.subtle.verify({ name: 'ECDSA', hash: 'SHA-256' }, key.pair.publicKey, raw, info));
+
+  const [ecLeaf] = pemBlocks(PKI['ec-leaf']);
+  const [ecCA] = pemBlocks(PKI['ec-ca']);
+  const [rsaLeaf] = pemBlocks(PKI['rsa-leaf']);
+  const [rsaCA] = pemBlocks(PKI['rsa-ca']);
+  eq('certificate names', certNames(ecLeaf), { cn: 'leaf.example.com', dns: ['leaf.example.com', 'www.leaf.example.com'] });
+  truthy('a leaf verifies under its P-256 CA', await signedBy(ecLeaf, ecCA));
+  truthy('a leaf verifies under its RSA CA', await signedBy(rsaLeaf, rsaCA));
+  truthy('a P-256 leaf does not verify under another CA', !(await signedBy(ecLeaf, rsaCA).catch(() => false)));
+  const forged = ecLeaf.slice();
+  forged[40] ^= 1;
+  truthy('a changed certificate does not verify', !(await signedBy(forged, ecCA).catch(() => false)));
+}
+
+export default async function () {
+  await testPKI();
   testDeploy();
   testARI();
   testUntimed();

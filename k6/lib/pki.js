@@ -1,0 +1,264 @@
+// PKI tier journeys: certctl as a certificate authority. A signed ACME order from account to chain
+// (RFC 8555, JWS in jose.js, the CSR in der.js), certctl's own issuance path (create + agent CSR), and
+// revocation checks (OCSP, CRL). certctl's defects on these paths are counted under their own names
+// (docs/certctl-findings.md), never folded into a latency.
+import http from 'k6/http';
+import { check } from 'k6';
+import exec from 'k6/execution';
+import encoding from 'k6/encoding';
+import { newAccountKey, jws, b64url } from './jose.js';
+import { csrDER, pemBlocks, certNames, signedBy } from './der.js';
+import { acmeBase } from './acme.js';
+import { probeCertctl } from './probe.js';
+import { json, setupParams, registerAgent, untimedHeaders } from './certctl.js';
+import {
+  acmeOrderMS, acmeStepMS, acmeOrderOK, acmeFinalize500, acmeBadNonce, acmeRateLimited, acmeServerErrors,
+  pkiIssueMS, pkiIssued, pkiNotSigned, pkiBadChain,
+} from './metrics.js';
+
+// An account places this many orders, then the VU opens a new one: certctl allows an account 100
+// orders an hour (docs/certctl-findings.md#acme-account-limits), and an operator's fleet is many
+// clients, not one.
+export const ORDERS_PER_ACCOUNT = 20;
+const POLL_S = 0.1;
+const POLLS = 50;
+
+export const ACME_ORDER_COUNTERS = Object.freeze({
+  finalize_500: acmeFinalize500,
+  bad_nonce: acmeBadNonce,
+  rate_limited: acmeRateLimited,
+  bad_chain: pkiBadChain,
+});
+
+function contentType(r) {
+  return String(r.headers['Content-Type'] || '').split(';')[0].trim().toLowerCase();
+}
+
+function problem(r) {
+  const b = contentType(r) === 'application/problem+json' ? json(r) : null;
+  return b && typeof b.type === 'string' ? b : null;
+}
+
+// --- Setup ---
+
+// pkiProbe: certctl is up and takes the token; the issuing CA is read from a certificate certctl signs
+// through the agent path, so every chain the load gets can be verified to it.
+export async function pkiProbe(cfg) {
+  const info = probeCertctl(cfg);
+  if (!info) return info;
+  const p = setupParams(cfg);
+  const agent = registerAgent(cfg, `lt-pki-${cfg.runId}`, p);
+  const cn = `lt-pki-${cfg.runId}-ca.loadtest.example.com`;
+  const v = issueAgentPath(cfg, agent, `lt-pki-${cfg.runId}-ca`, { cn, pem: await newCSRPem(cn) }, p);
+  if (!v.ok) throw new Error(`certctl did not sign the setup certificate through the agent path: ${v.why}`);
+  const blocks = pemBlocks(v.pem);
+  if (blocks.length < 2) throw new Error('the agent path answered a chain without its issuing CA');
+  return Object.assign(info, { agent_id: agent, ca_der: b64url(blocks[blocks.length - 1]), directory: readDirectory(cfg, p) });
+}
+
+function readDirectory(cfg, p) {
+  const r = http.get(`${acmeBase(cfg)}/directory`, Object.assign({}, p, { headers: untimedHeaders('setup', { Authorization: `Bearer ${cfg.token}` }) }));
+  const d = r.status === 200 && contentType(r) === 'application/json' ? json(r) : null;
+  if (!d || !d.newAccount || !d.newOrder || !d.newNonce) {
+    throw new Error(`the ACME directory of profile ${cfg.ids.profile} answered HTTP ${r.status} ${contentType(r)}: is CERTCTL_ACME_SERVER_ENABLED set and the profile seeded?`);
+  }
+  return d;
+}
+
+function pemCSR(der) {
+  const b64 = b64url(der).replace(/-/g, '+').replace(/_/g, '/');
+  const padded = b64 + '='.repeat((4 - (b64.length % 4)) % 4);
+  return `-----BEGIN CERTIFICATE REQUEST-----\n${padded.match(/.{1,64}/g).join('\n')}\n-----END CERTIFICATE REQUEST-----\n`;
+}
+
+export async function newCSRPem(cn) {
+  const pair = await crypto.subtle.generateKey({ name: 'ECDSA', namedCurve: 'P-256' }, true, ['sign', 'verify']);
+  return pemCSR(await csrDER(pair, cn, [cn]));
+}
+
+// --- certctl's issuance path: create the certificate, have its agent's CSR signed ---
+
+// issueAgentPath(cfg, agent, id, {cn, pem}, params) -> { ok, why, pem, ms }: the two requests that make
+// certctl sign, timed together, then the version that proves it signed (certctl says 202 even when it
+// signed nothing). The proof is read untimed.
+export function issueAgentPath(cfg, agent, id, csr, p) {
+  const t0 = Date.now();
+  const created = http.post(`${cfg.baseUrl}/api/v1/certificates`, JSON.stringify({
+    id, name: id, common_name: csr.cn, sans: [csr.cn], issuer_id: cfg.ids.issuer, owner_id: cfg.ids.owner,
+    team_id: cfg.ids.team, renewal_policy_id: cfg.ids.policy, environment: 'loadtest',
+  }), Object.assign({}, p, { tags: Object.assign({ name: 'POST /api/v1/certificates', step: 'create' }, p.tags || {}) }));
+  if (created.status !== 201) return { ok: false, why: `create answered HTTP ${created.status}` };
+  const signed = http.post(`${cfg.baseUrl}/api/v1/agents/${agent}/csr`, JSON.stringify({ csr_pem: csr.pem, certificate_id: id }),
+    Object.assign({}, p, { tags: Object.assign({ name: 'POST /api/v1/agents/{id}/csr', step: 'sign' }, p.tags || {}) }));
+  const ms = Date.now() - t0;
+  if (signed.status !== 202) return { ok: false, why: `the CSR answered HTTP ${signed.status}`, ms };
+  const versions = http.get(`${cfg.baseUrl}/api/v1/certificates/${id}/versions`, {
+    headers: untimedHeaders('followup', { Authorization: `Bearer ${cfg.token}` }), timeout: cfg.requestTimeout,
+    tags: { name: 'GET /api/v1/certificates/{id}/versions', phase: 'followup' }, responseCallback: http.expectedStatuses(200),
+  });
+  const b = versions.status === 200 ? json(versions) : null;
+  const v = b && b.data && b.data[0];
+  if (!v || !v.pem_chain) return { ok: false, why: 'certctl answered 202 and stored no certificate version', ms, unsigned: true };
+  return { ok: true, pem: v.pem_chain, serial: v.serial_number, ms };
+}
+
+// issuance: one certificate through certctl's issuance path, judged: signed, names right, chain to the CA.
+export async function issuance(cfg, data) {
+  const n = exec.scenario.iterationInTest;
+  const id = `lt-pki-${cfg.runId}-${n}`;
+  const cn = `${id}.loadtest.example.com`;
+  const csr = { cn, pem: await newCSRPem(cn) };
+  const p = {
+    headers: { Authorization: `Bearer ${cfg.token}`, 'Content-Type': 'application/json' },
+    timeout: cfg.requestTimeout, responseCallback: http.expectedStatuses(201, 202), tags: { path: 'agent' },
+  };
+  const out = issueAgentPath(cfg, data.agent_id, id, csr, p);
+  if (out.unsigned) pkiNotSigned.add(1, { path: 'agent' });
+  const good = out.ok && await verifyChain(out.pem, caDER(data), cn, { path: 'agent' });
+  if (good) {
+    pkiIssueMS.add(out.ms, { path: 'agent' });
+    pkiIssued.add(1, { path: 'agent' });
+  }
+  check(out, { 'issuance: certctl signed a certificate for the CSR, its chain verifying to the CA': () => good }, { path: 'agent' });
+}
+
+// The CA travels from setup() as base64url DER (setup data is JSON).
+let ca = null;
+function caDER(data) {
+  if (!ca) ca = new Uint8Array(encoding.b64decode(data.ca_der, 'rawurl'));
+  return ca;
+}
+
+// verifyChain: the leaf names the order's name, and it and its chain verify to the run's issuing CA.
+async function verifyChain(pem, ca, name, tags) {
+  let ok = false;
+  try {
+    const chain = pemBlocks(pem);
+    const names = certNames(chain[0]);
+    ok = chain.length >= 1 && names.cn === name && names.dns.length === 1 && names.dns[0] === name && await signedBy(chain[0], ca);
+  } catch (e) {
+    ok = false;
+  }
+  if (!ok) pkiBadChain.add(1, tags);
+  return ok;
+}
+
+// --- ACME: a signed order from account to chain ---
+
+// Per VU: the account key, its URL (kid), the next nonce and how many orders it placed.
+let acct = null;
+let nonce = '';
+
+function keepNonce(r) {
+  const n = r.headers['Replay-Nonce'];
+  if (n) nonce = n;
+}
+
+function freshNonce(cfg, dir) {
+  const r = http.head(dir.newNonce, {
+    headers: { Authorization: `Bearer ${cfg.token}` }, timeout: cfg.requestTimeout,
+    tags: { endpoint: 'nonce', name: 'ACME nonce' }, responseCallback: http.expectedStatuses(200),
+  });
+  acmeServerErrors.add(r.status >= 500);
+  keepNonce(r);
+  return nonce;
+}
+
+// post signs payload for url with the VU's account and posts it; a badNonce is retried once with the
+// nonce it carried (RFC 8555 section 6.5) and counted.
+async function post(cfg, dir, key, kid, url, payload, step, expected) {
+  for (let attempt = 0; ; attempt++) {
+    const n = nonce || freshNonce(cfg, dir);
+    nonce = '';
+    const header = kid ? { kid, nonce: n, url } : { nonce: n, url };
+    const body = await jws(key, header, payload);
+    const t0 = Date.now();
+    const r = http.post(url, body, {
+      headers: { Authorization: `Bearer ${cfg.token}`, 'Content-Type': 'application/jose+json' },
+      timeout: cfg.requestTimeout,
+      tags: { endpoint: step, name: `ACME ${step}` },
+      responseCallback: http.expectedStatuses(...expected),
+    });
+    const ms = Date.now() - t0;
+    keepNonce(r);
+    acmeServerErrors.add(r.status >= 500);
+    const pr = problem(r);
+    if (pr && pr.type === 'urn:ietf:params:acme:error:badNonce') {
+      acmeBadNonce.add(1);
+      if (attempt === 0) continue;
+    }
+    if (r.status === 429) acmeRateLimited.add(1, { endpoint: step });
+    if (expected.includes(r.status)) acmeStepMS.add(ms, { step });
+    return r;
+  }
+}
+
+async function account(cfg, dir) {
+  if (acct && acct.orders < ORDERS_PER_ACCOUNT) return acct;
+  const key = await newAccountKey();
+  const r = await post(cfg, dir, key, null, dir.newAccount, { termsOfServiceAgreed: true, contact: [`mailto:lt-${cfg.runId}@loadtest.example.com`] }, 'new_account', [201]);
+  const kid = r.headers['Location'];
+  const ok = check(r, { 'new-account: 201 with the account URL in Location': (x) => x.status === 201 && !!kid });
+  acct = ok ? { key, kid, orders: 0 } : null;
+  return acct;
+}
+
+// acmeOrder: one whole order. Returns the order's outcome; every step's check is recorded.
+export async function acmeOrder(cfg, data) {
+  const dir = data.directory;
+  const a = await account(cfg, dir);
+  if (!a) return fail('account');
+  a.orders++;
+  const name = `lt-acme-${cfg.runId}-${exec.scenario.iterationInTest}.loadtest.example.com`;
+  const t0 = Date.now();
+
+  const created = await post(cfg, dir, a.key, a.kid, dir.newOrder, { identifiers: [{ type: 'dns', value: name }] }, 'new_order', [201]);
+  const order = created.status === 201 ? json(created) : null;
+  const orderURL = created.headers['Location'];
+  if (created.status === 429) acct = null; // this account's open orders or hourly orders are used up
+  if (!check(created, { 'new-order: 201 with the order, its authorizations and finalize URL': () => !!order && !!orderURL && Array.isArray(order.authorizations) && !!order.finalize })) return fail('new_order');
+
+  for (const az of order.authorizations) {
+    const r = await post(cfg, dir, a.key, a.kid, az, '', 'authz', [200]);
+    const b = r.status === 200 ? json(r) : null;
+    // trust_authenticated profiles (the harness's) authorise the API key's holder: valid, no challenge.
+    if (!check(r, { 'authz: valid without a challenge (trust_authenticated)': () => !!b && b.status === 'valid' })) return fail('authz');
+  }
+
+  const pair = await crypto.subtle.generateKey({ name: 'ECDSA', namedCurve: 'P-256' }, true, ['sign', 'verify']);
+  const csr = b64url(await csrDER(pair, name, [name]));
+  const fin = await post(cfg, dir, a.key, a.kid, order.finalize, { csr }, 'finalize', [200]);
+  if (fin.status === 500) {
+    acmeFinalize500.add(1);
+    // The order stays `processing` and holds one of the account's five open orders: start afresh.
+    acct = null;
+  }
+  let state = fin.status === 200 ? json(fin) : null;
+  if (!check(fin, { 'finalize: 200 with the order': () => !!state })) return fail('finalize');
+
+  for (let i = 0; state && state.status === 'processing' && i < POLLS; i++) {
+    await sleepAsync(POLL_S);
+    const r = await post(cfg, dir, a.key, a.kid, orderURL, '', 'order', [200]);
+    state = r.status === 200 ? json(r) : null;
+  }
+  if (!check(state, { 'order: valid with a certificate URL': (s) => !!s && s.status === 'valid' && !!s.certificate })) return fail('order');
+
+  const dl = await post(cfg, dir, a.key, a.kid, state.certificate, '', 'certificate', [200]);
+  const good = dl.status === 200 && contentType(dl) === 'application/pem-certificate-chain' &&
+    await verifyChain(String(dl.body), caDER(data), name, { path: 'acme' });
+  if (!check(dl, { 'certificate: a PEM chain whose leaf names the order and verifies to the CA': () => good })) return fail('certificate');
+
+  acmeOrderMS.add(Date.now() - t0);
+  acmeOrderOK.add(1);
+  pkiIssued.add(1, { path: 'acme' });
+  return { ok: true };
+}
+
+function fail(step) {
+  acmeOrderOK.add(0, { failed_at: step });
+  return { ok: false, step };
+}
+
+function sleepAsync(s) {
+  return new Promise((resolve) => setTimeout(resolve, s * 1000));
+}
