@@ -198,25 +198,39 @@ function rawECDSA(sig, size) {
   return out;
 }
 
-// signedBy(certDER, caDER): the certificate's signature verifies under the CA's public key.
-export async function signedBy(cert, ca) {
-  const top = children(cert, readTLV(cert, 0));
-  const tbs = cert.slice(top[0].at, top[0].end); // WebCrypto gets whole arrays, not views
-  const algOID = children(cert, top[1])[0];
-  const alg = SIG_ALGS[hex(cert.subarray(algOID.start, algOID.end))];
-  if (!alg) throw new Error('certificate signed with an algorithm this check does not know');
-  let sig = cert.slice(top[2].start + 1, top[2].end); // BIT STRING: skip the unused-bits byte
-  const spkiTLV = tbsFields(ca)[5];
-  const spki = ca.slice(spkiTLV.at, spkiTLV.end);
+// verifySigned(tbs, algTLV's bytes holder, sig BIT STRING contents, signerCertDER): WebCrypto's verdict
+// on a signature over tbs by the certificate's key. Certificates, OCSP responses and CRLs share it.
+export async function verifySigned(tbs, algOIDHex, sigBits, signer) {
+  const alg = SIG_ALGS[algOIDHex];
+  if (!alg) throw new Error(`signed with an algorithm (OID ${algOIDHex}) this check does not know`);
+  let sig = sigBits.slice(1); // BIT STRING: skip the unused-bits byte
+  const spkiTLV = tbsFields(signer)[5];
+  const spki = signer.slice(spkiTLV.at, spkiTLV.end); // WebCrypto gets whole arrays, not views
   let key;
   if (alg.name === 'ECDSA') {
-    const algId = children(ca, children(ca, spkiTLV)[0]);
-    const curve = CURVES[hex(ca.subarray(algId[1].start, algId[1].end))];
-    if (!curve) throw new Error('CA key on a curve this check does not know');
+    const algId = children(signer, children(signer, spkiTLV)[0]);
+    const curve = CURVES[hex(signer.subarray(algId[1].start, algId[1].end))];
+    if (!curve) throw new Error('signer key on a curve this check does not know');
     key = await crypto.subtle.importKey('spki', spki, { name: 'ECDSA', namedCurve: curve }, false, ['verify']);
     sig = rawECDSA(sig, curve === 'P-256' ? 32 : 48);
   } else {
     key = await crypto.subtle.importKey('spki', spki, { name: alg.name, hash: alg.hash }, false, ['verify']);
   }
-  return crypto.subtle.verify(alg, key, sig, tbs);
+  return crypto.subtle.verify(alg, key, sig, tbs.slice());
 }
+
+// signedTriple(der) -> { tbs, alg, sig } of a SEQUENCE { tbs, AlgorithmIdentifier, BIT STRING }: a
+// certificate, a CRL, a BasicOCSPResponse.
+export function signedTriple(der) {
+  const top = children(der, readTLV(der, 0));
+  const algOID = children(der, top[1])[0];
+  return { top, tbs: der.slice(top[0].at, top[0].end), alg: hex(der.subarray(algOID.start, algOID.end)), sig: der.slice(top[2].start, top[2].end) };
+}
+
+// signedBy(certDER, caDER): the certificate's signature verifies under the CA's public key.
+export async function signedBy(cert, ca) {
+  const t = signedTriple(cert);
+  return verifySigned(t.tbs, t.alg, t.sig, ca);
+}
+
+export { hex as hexOf, tbsFields };

@@ -28,6 +28,17 @@ export const ACME_ORDER_COUNTERS = Object.freeze({
   bad_nonce: acmeBadNonce,
   rate_limited: acmeRateLimited,
   bad_chain: pkiBadChain,
+  issued: pkiIssued,
+});
+
+// Each signed step's latency, the way a CA benchmark reports them side by side with the whole order.
+export const ACME_STEPS = ['new_account', 'new_order', 'authz', 'finalize', 'order', 'certificate'];
+export const ACME_ORDER_TRENDS = Object.freeze(Object.fromEntries(ACME_STEPS.map((st) => [st, `acme_step_ms{step:${st}}`])));
+
+export const ISSUANCE_COUNTERS = Object.freeze({
+  issued: pkiIssued,
+  not_signed: pkiNotSigned,
+  bad_chain: pkiBadChain,
 });
 
 function contentType(r) {

@@ -12,10 +12,17 @@ import { recordKey } from '../lib/summary.js';
 import { thumbprintInput, thumbprint, newAccountKey, jws } from '../lib/jose.js';
 import { tlv, ecdsaSigDER, csrDER, certNames, signedBy, pemBlocks, readTLV, children } from '../lib/der.js';
 import encoding from 'k6/encoding';
+import { ocspRequest, parseOCSP, ocspVerified, saneTimes, parseCRL, crlVerified } from '../lib/ocsp.js';
 import { parseTime, deployTrends, deployConfig, failedCounter, TYPES, DEPLOY_COUNTERS } from '../lib/deploy.js';
 
 // A P-256 CA and an RSA CA, each with a leaf for leaf.example.com (+ www.): made with openssl.
-const PKI = Object.fromEntries(['ec-ca', 'ec-leaf', 'rsa-ca', 'rsa-leaf'].map((n) => [n, open(`./testdata/pki/${n}.pem`)]));
+const PKI = Object.fromEntries(['ec-ca', 'ec-leaf', 'rsa-ca', 'rsa-leaf', 'rsa-leaf-revoked', 'ocsp-responder'].map((n) => [n, open(`./testdata/pki/${n}.pem`)]));
+// openssl ocsp's answers for rsa-leaf (good), rsa-leaf-revoked (revoked) and serial 0x1234 (unknown),
+// signed by ocsp-responder (which rsa-ca signed); its request for rsa-leaf; openssl ca's CRL of rsa-ca.
+const PKI_DER = Object.fromEntries(['ocsp-good', 'ocsp-revoked', 'ocsp-unknown', 'ocsp-request-openssl'].map((n) => [n, new Uint8Array(open(`./testdata/pki/${n}.der`, 'b'))]));
+PKI_DER.crl = new Uint8Array(open('./testdata/pki/rsa-ca.crl', 'b'));
+const GOOD_SERIAL = '1ffbc84ad30befb747a5088a0a801f981ead5213';
+const REVOKED_SERIAL = '1ffbc84ad30befb747a5088a0a801f981ead5214';
 
 // A leaf certctl 151107c issued through the agent CSR path; its ARI id checked with openssl.
 const ARI_LEAF = open('./testdata/ari-leaf.pem');
@@ -267,8 +274,32 @@ async function testPKI() {
   truthy('a changed certificate does not verify', !(await signedBy(forged, ecCA).catch(() => false)));
 }
 
+async function testOCSP() {
+  const [ca] = pemBlocks(PKI['rsa-ca']);
+  const [ecCA] = pemBlocks(PKI['ec-ca']);
+  eq('OCSP request: byte for byte what openssl ocsp writes', Array.from(await ocspRequest(ca, GOOD_SERIAL)), Array.from(PKI_DER['ocsp-request-openssl']));
+  const want = { 'ocsp-good': ['good', GOOD_SERIAL], 'ocsp-revoked': ['revoked', REVOKED_SERIAL], 'ocsp-unknown': ['unknown', '1234'] };
+  for (const [name, [status, serial]] of Object.entries(want)) {
+    const p = parseOCSP(PKI_DER[name]);
+    eq(`${name}: successful, one response`, [p.status, p.responses.length], ['successful', 1]);
+    eq(`${name}: status and serial`, [p.responses[0].status, p.responses[0].serial], [status, serial]);
+    const r = p.responses[0];
+    truthy(`${name}: times sane at thisUpdate`, saneTimes(r, r.thisUpdate.getTime()));
+    truthy(`${name}: stale after nextUpdate`, !saneTimes(r, r.nextUpdate.getTime() + 3600 * 1000));
+    eq(`${name}: signed by a responder the CA delegated`, await ocspVerified(p, ca), 'delegated');
+    eq(`${name}: not by another CA`, await ocspVerified(p, ecCA), '');
+  }
+  eq('an OCSP error status', parseOCSP(new Uint8Array([0x30, 0x03, 0x0a, 0x01, 0x02])).status, 'internalError');
+  const crl = parseCRL(PKI_DER.crl);
+  eq('CRL: the revoked serial', crl.revoked, [REVOKED_SERIAL]);
+  truthy('CRL: nextUpdate after thisUpdate', crl.nextUpdate > crl.thisUpdate);
+  truthy('CRL: signed by its CA', await crlVerified(crl, ca));
+  truthy('CRL: not by another', !(await crlVerified(crl, ecCA)));
+}
+
 export default async function () {
   await testPKI();
+  await testOCSP();
   testDeploy();
   testARI();
   testUntimed();
