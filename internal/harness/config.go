@@ -255,6 +255,16 @@ func (c *Config) loadDeployKnobs(get getter) error {
 			c.Env[k] = v
 		}
 	}
+	// certctl's ACME finalize needs rows its ACME path assumes (docs/certctl-findings.md#acme-finalize-500):
+	// applied only when asked, by a one-shot service of its own profile, and stated in run.json.
+	switch v := get("ACME_FINALIZE_WORKAROUND", "0"); v {
+	case "0":
+	case "1":
+		c.Profiles = append(c.Profiles, "acme-workaround")
+		c.Env["ACME_FINALIZE_WORKAROUND"] = v
+	default:
+		return fmt.Errorf("ACME_FINALIZE_WORKAROUND=%q: use 1 (apply fixtures/pki/acme-finalize-workaround.sql) or 0", v)
+	}
 	if v := get("DEPLOY_PROBE_URL", ""); v != "" {
 		if u, err := url.Parse(v); err != nil || u.Scheme != "http" || u.Host == "" {
 			return fmt.Errorf("DEPLOY_PROBE_URL=%q: want http://host:port of the TLS probe", v)
@@ -626,7 +636,41 @@ func DiscoverTiers(root string) (map[string][]Scenario, error) {
 	if len(tiers) == 0 {
 		return nil, fmt.Errorf("no scenarios under %s/k6/<tier>/*.js: is this the certctl-loadtest repository?", root)
 	}
+	// Numbers in names in their numeric order: issuance_c1, issuance_c4, issuance_c16 run (and are
+	// reported) as the curve they draw.
+	for _, sc := range tiers {
+		slices.SortFunc(sc, func(a, b Scenario) int { return naturalCompare(a.Name, b.Name) })
+	}
 	return tiers, nil
+}
+
+// naturalCompare orders strings by their runs of digits as numbers and the rest as text.
+func naturalCompare(a, b string) int {
+	for a != "" && b != "" {
+		da, db := digitPrefix(a), digitPrefix(b)
+		if da != "" && db != "" {
+			na, _ := strconv.Atoi(da)
+			nb, _ := strconv.Atoi(db)
+			if na != nb {
+				return na - nb
+			}
+			a, b = a[len(da):], b[len(db):]
+			continue
+		}
+		if a[0] != b[0] {
+			return int(a[0]) - int(b[0])
+		}
+		a, b = a[1:], b[1:]
+	}
+	return len(a) - len(b)
+}
+
+func digitPrefix(s string) string {
+	i := 0
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	return s[:i]
 }
 
 // Tiers that `make loadtest` runs when TIER is not given, as certctl's own harness documents its laptop
@@ -634,14 +678,19 @@ func DiscoverTiers(root string) (map[string][]Scenario, error) {
 // asked (make loadtest-scale): each of its scenarios wants a stack of its own.
 // The limiter tier needs certctl's rate limiter on, which would throttle every other tier's load: it
 // runs alone (make loadtest-limiter), never in `all`. The deploy tier brings its own agents and targets
-// and is timed by their 30-second poll: make loadtest-deploy.
+// and is timed by their 30-second poll: make loadtest-deploy. The PKI tier makes certctl sign as fast
+// as it can, one concurrency level after another: make loadtest-pki.
 var (
 	defaultTiers = []string{"api", "connector"}
-	allExcluded  = map[string]bool{"scale": true, LimiterTier: true, DeployTier: true}
+	allExcluded  = map[string]bool{"scale": true, LimiterTier: true, DeployTier: true, PKITier: true}
 	// Tiers whose scenarios each get a stack of their own, one after another: together, one would
-	// load the server (scale) or the agents (deploy) the other measures.
-	sequentialTiers = map[string]bool{"scale": true, DeployTier: true}
+	// load the server (scale, pki) or the agents (deploy) the other measures.
+	sequentialTiers = map[string]bool{"scale": true, DeployTier: true, PKITier: true}
 )
+
+// PKITier is the tier that judges certctl as a certificate authority: signed ACME orders, issuance
+// throughput, revocation checks.
+const PKITier = "pki"
 
 // DeployTier is the tier that has certctl's agents deploy to real targets.
 const DeployTier = "deploy"

@@ -3,6 +3,7 @@ package harness
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -321,5 +322,13 @@ func TestDeployTier(t *testing.T) {
 	}
 	if !K6Env(k) || !K6Env("DEPLOY_STUCK_AFTER") {
 		t.Error("k6 does not get the interval or the deploy knobs: the records could not show them")
+	}
+}
+
+func TestNaturalCompare(t *testing.T) {
+	names := []string{"issuance_c16", "acme_order_flow", "issuance_c4", "issuance_c1", "ocsp_crl"}
+	slices.SortFunc(names, naturalCompare)
+	if want := []string{"acme_order_flow", "issuance_c1", "issuance_c4", "issuance_c16", "ocsp_crl"}; !slices.Equal(names, want) {
+		t.Errorf("sorted %q, want %q", names, want)
 	}
 }

@@ -128,6 +128,16 @@ export const pkiIssueMS = declare(Trend, 'pki_issue_ms', true);
 export const pkiIssued = declare(Counter, 'pki_issued');
 export const pkiNotSigned = declare(Counter, 'pki_not_signed');
 export const pkiBadChain = declare(Counter, 'pki_bad_chain');
+// Revocation checks: 1 per OCSP answer that was successful, signed by the CA or a responder it
+// delegated to, gave the serial's true status and sane times; OCSP's 500 (certctl's local issuer,
+// docs/certctl-findings.md#ocsp-500); answers whose signature did not verify. 1 per CRL fetch that
+// was signed by the CA and listed every revoked serial (or, conditional, answered 304); revoked serials
+// the CRL left out.
+export const pkiOCSPOK = declare(Rate, 'pki_ocsp_ok');
+export const pkiOCSP500 = declare(Counter, 'pki_ocsp_500');
+export const pkiOCSPUnverified = declare(Counter, 'pki_ocsp_unverified');
+export const pkiCRLOK = declare(Rate, 'pki_crl_ok');
+export const pkiCRLMissingRevoked = declare(Counter, 'pki_crl_missing_revoked');
 
 // metricName('http_req_duration{endpoint:nonce}') -> 'http_req_duration'; throws on a malformed selector.
 export function metricName(selector, where) {

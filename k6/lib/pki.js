@@ -8,12 +8,13 @@ import exec from 'k6/execution';
 import encoding from 'k6/encoding';
 import { newAccountKey, jws, b64url } from './jose.js';
 import { csrDER, pemBlocks, certNames, signedBy } from './der.js';
+import { ocspRequest, parseOCSP, ocspVerified, saneTimes, parseCRL, crlVerified } from './ocsp.js';
 import { acmeBase } from './acme.js';
 import { probeCertctl } from './probe.js';
 import { json, setupParams, registerAgent, untimedHeaders } from './certctl.js';
 import {
   acmeOrderMS, acmeStepMS, acmeOrderOK, acmeFinalize500, acmeBadNonce, acmeRateLimited, acmeServerErrors,
-  pkiIssueMS, pkiIssued, pkiNotSigned, pkiBadChain,
+  pkiIssueMS, pkiIssued, pkiNotSigned, pkiBadChain, pkiOCSPOK, pkiOCSP500, pkiOCSPUnverified, pkiCRLOK, pkiCRLMissingRevoked,
 } from './metrics.js';
 
 // An account places this many orders, then the VU opens a new one: certctl allows an account 100
@@ -272,4 +273,119 @@ function fail(step) {
 
 function sleepAsync(s) {
   return new Promise((resolve) => setTimeout(resolve, s * 1000));
+}
+
+// --- Revocation checks: OCSP and the CRL, as relying parties make them ---
+
+// What setup() prepares: REVOCATION_CERTS certificates signed through the agent path, REVOKED of them
+// revoked, so OCSP has a good, a revoked and an unknown serial to answer and the CRL lists the revoked.
+const REVOCATION_CERTS = 8;
+const REVOKED = 3;
+
+export const REVOCATION_COUNTERS = Object.freeze({
+  ocsp_500: pkiOCSP500,
+  ocsp_unverified: pkiOCSPUnverified,
+  crl_missing_revoked: pkiCRLMissingRevoked,
+});
+
+export async function revocationProbe(cfg) {
+  const info = await pkiProbe(cfg);
+  if (!info) return info;
+  const p = setupParams(cfg);
+  const certs = [];
+  for (let i = 0; i < REVOCATION_CERTS; i++) {
+    const id = `lt-rev-${cfg.runId}-${i}`;
+    const cn = `${id}.loadtest.example.com`;
+    const v = issueAgentPath(cfg, info.agent_id, id, { cn, pem: await newCSRPem(cn) }, p);
+    if (!v.ok) throw new Error(`certctl did not sign ${id} through the agent path: ${v.why}`);
+    certs.push({ id, serial: v.serial });
+  }
+  const revoked = certs.slice(0, REVOKED);
+  const r = http.post(`${cfg.baseUrl}/api/v1/certificates/bulk-revoke`, JSON.stringify({ reason: 'keyCompromise', certificate_ids: revoked.map((c) => c.id) }), p);
+  const b = r.status === 200 ? json(r) : null;
+  if (!b || b.total_revoked !== REVOKED) throw new Error(`revoking ${REVOKED} certificates answered HTTP ${r.status}: ${String(r.body).slice(0, 200)}`);
+  // The first CRL request generates it (certctl caches it for a day): after the revocations, so it lists them.
+  const crl = http.get(crlURL(cfg), { headers: untimedHeaders('setup'), timeout: '30s', tags: { phase: 'setup' } });
+  if (crl.status !== 200) throw new Error(`the CRL of ${cfg.ids.issuer} answered HTTP ${crl.status}`);
+  return Object.assign(info, {
+    good: certs.slice(REVOKED).map((c) => c.serial),
+    revoked: revoked.map((c) => c.serial),
+    crl_etag: crl.headers['Etag'] || crl.headers['ETag'] || '',
+  });
+}
+
+function crlURL(cfg) {
+  return `${cfg.baseUrl}/.well-known/pki/crl/${cfg.ids.issuer}`;
+}
+
+function ocspURL(cfg) {
+  return `${cfg.baseUrl}/.well-known/pki/ocsp/${cfg.ids.issuer}`;
+}
+
+// An unknown serial in certctl's stored form (40 hex digits); certctl never issued it.
+function unknownSerial(n) {
+  return ('7e57' + n.toString(16)).padEnd(40, '0');
+}
+
+const CHECKS = ['ocsp_get', 'ocsp_post', 'crl', 'crl_304'];
+const STATUSES = ['good', 'revoked', 'unknown'];
+
+// revocationCheck: iteration n makes one of the four requests in turn, OCSP asking about a good, a
+// revoked and an unknown serial in turn.
+export async function revocationCheck(cfg, data, n) {
+  const kind = CHECKS[n % CHECKS.length];
+  if (kind === 'crl' || kind === 'crl_304') return crlCheck(cfg, data, kind);
+  const want = STATUSES[Math.floor(n / CHECKS.length) % STATUSES.length];
+  const i = Math.floor(n / (CHECKS.length * STATUSES.length));
+  const serial = want === 'good' ? data.good[i % data.good.length] : want === 'revoked' ? data.revoked[i % data.revoked.length] : unknownSerial(n);
+  const tags = { endpoint: kind, name: kind === 'ocsp_get' ? 'GET /.well-known/pki/ocsp/{issuer}/{serial}' : 'POST /.well-known/pki/ocsp/{issuer}', ocsp_status: want };
+  const r = kind === 'ocsp_get'
+    ? http.get(`${ocspURL(cfg)}/${serial}`, { tags, responseType: 'binary', timeout: cfg.requestTimeout, responseCallback: http.expectedStatuses(200) })
+    : http.post(ocspURL(cfg), (await ocspRequest(caDER(data), serial)).buffer, {
+      headers: { 'Content-Type': 'application/ocsp-request' }, tags, responseType: 'binary', timeout: cfg.requestTimeout, responseCallback: http.expectedStatuses(200),
+    });
+  if (r.status === 500) pkiOCSP500.add(1, { endpoint: kind });
+  let ok = false;
+  let why = `HTTP ${r.status}`;
+  if (r.status === 200 && contentType(r) === 'application/ocsp-response') {
+    try {
+      const p = parseOCSP(new Uint8Array(r.body));
+      const one = p.responses.find((x) => x.serial === serial.replace(/^0+(?=.)/, ''));
+      const signer = one ? await ocspVerified(p, caDER(data)) : '';
+      if (one && !signer) pkiOCSPUnverified.add(1, { endpoint: kind });
+      ok = p.status === 'successful' && !!one && one.status === want && !!signer && saneTimes(one, Date.now());
+      why = !one ? `${p.status}, no answer for the serial` : `${one.status}, signer ${signer || 'unverified'}`;
+    } catch (e) {
+      why = `unreadable: ${e.message}`;
+    }
+  }
+  pkiOCSPOK.add(ok ? 1 : 0, { endpoint: kind });
+  check(r, { [`${kind}: a signed OCSP answer, ${want} for a ${want} serial`]: () => ok }, { ocsp_status: want });
+  return { ok, why };
+}
+
+async function crlCheck(cfg, data, kind) {
+  const conditional = kind === 'crl_304';
+  const headers = conditional ? { 'If-None-Match': data.crl_etag } : {};
+  const r = http.get(crlURL(cfg), {
+    headers, responseType: 'binary', timeout: cfg.requestTimeout,
+    tags: { endpoint: kind, name: conditional ? 'GET /.well-known/pki/crl/{issuer} If-None-Match' : 'GET /.well-known/pki/crl/{issuer}' },
+    responseCallback: http.expectedStatuses(conditional ? 304 : 200),
+  });
+  let ok = false;
+  if (conditional) {
+    ok = r.status === 304;
+  } else if (r.status === 200 && contentType(r) === 'application/pkix-crl') {
+    try {
+      const crl = parseCRL(new Uint8Array(r.body));
+      const missing = data.revoked.filter((s) => !crl.revoked.includes(s.replace(/^0+(?=.)/, '')));
+      if (missing.length) pkiCRLMissingRevoked.add(missing.length);
+      ok = missing.length === 0 && await crlVerified(crl, caDER(data)) && saneTimes(crl, Date.now());
+    } catch (e) {
+      ok = false;
+    }
+  }
+  pkiCRLOK.add(ok ? 1 : 0, { endpoint: kind });
+  check(r, { [conditional ? 'crl_304: 304 Not Modified for the current ETag' : 'crl: a CRL signed by the CA, listing every revoked serial']: () => ok });
+  return { ok };
 }
