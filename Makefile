@@ -16,7 +16,7 @@ GO_SOURCES := $(shell find cmd internal -name '*.go' 2>/dev/null) go.mod go.sum
 # The common knobs `make help` prints: rendered from internal/harness/knobs.go by `make docs` (a test
 # fails when this block is stale), so help needs no build.
 # <!-- generated:make-knobs do not edit: make docs -->
-#:   TIER=default                       Tiers to run: folders of k6/ (api, connector, acme, scale, limiter, deploy); default is api,connector, all every tier but scale, limiter (which runs alone, with certctl's rate limiter on) and deploy (real agents, loops of a minute: docs/deploy.md).
+#:   TIER=default                       Tiers to run: folders of k6/ (api, connector, acme, scale, limiter, deploy, pki); default is api,connector, all every tier but scale, limiter (which runs alone, with certctl's rate limiter on), deploy (real agents, loops of a minute: docs/deploy.md) and pki (certctl signing as fast as it can: docs/pki.md).
 #:   SCENARIOS (all of the tiers')      Only these scenarios of the selected tiers (file names under k6/<tier>/), e.g. SCENARIOS=list_certificates.
 #:   DURATION=5m                        Length of every scenario, in k6's syntax (30s, 1m30s).
 #:   RATE_<SCENARIO> (the scenario's)   Iterations per time unit of an arrival-rate scenario (per second; per minute for the connector tier), e.g. RATE_LIST_CERTIFICATES=20.

@@ -139,7 +139,7 @@ var k6Passthrough = []string{"MAX_VUS", "PRE_VUS"}
 func K6Env(name string) bool {
 	switch name {
 	case "MAX_VUS", "PRE_VUS", "REQUEST_TIMEOUT", "EXPECT_TLS_VERSION", "BATCH_SIZE", "CERTCTL_SCHEDULER_JOB_PROCESSOR_INTERVAL",
-		"CERTCTL_SCHEDULER_RENEWAL_CHECK_INTERVAL":
+		"CERTCTL_SCHEDULER_RENEWAL_CHECK_INTERVAL", "ACME_FINALIZE_WORKAROUND":
 		return true
 	}
 	return strings.HasPrefix(name, "RATE_") || strings.HasPrefix(name, "VUS_") || strings.HasPrefix(name, "CONNECTOR_") || strings.HasPrefix(name, "SPOTCHECK_") ||

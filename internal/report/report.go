@@ -223,6 +223,11 @@ type Summary struct {
 	ConnectorTier map[string]ConnectorRow `json:"connector_tier,omitempty"`
 	// DeployTier: one row per deploy scenario and target type, the rotation loop's stages and outcomes.
 	DeployTier []DeployRow `json:"deploy_tier,omitempty"`
+	// PKITier: one row per PKI operation measured (an ACME order and its steps, an issuance at a number of
+	// clients, an OCSP or CRL request), in the columns a CA benchmark reports.
+	PKITier []PKIRow `json:"pki_tier,omitempty"`
+	// Findings: certctl's known defects this run met, each a sentence with its count and what to do.
+	Findings []string `json:"findings,omitempty"`
 	// Diagnosis is where the time went, from what the collectors recorded beside the load (server/).
 	Diagnosis *diagnosis.Diagnosis `json:"diagnosis,omitempty"`
 }
@@ -313,6 +318,86 @@ func deployTier(rows []Scenario) []DeployRow {
 	return out
 }
 
+// PKIRow is one operation of the PKI tier as a CA benchmark reports it (Vault's, for one): how many
+// succeeded, per second over the run, and the latency of those that did. OK and PerSecond are 0 for an
+// ACME order's steps, whose successes the order's row counts; Clients is the scenario's VUs (its
+// concurrency for the closed-loop issuance scenarios, the most it used otherwise).
+type PKIRow struct {
+	Scenario  string  `json:"scenario"`
+	Operation string  `json:"operation"`
+	Status    string  `json:"status"`
+	Clients   int     `json:"clients"`
+	OK        float64 `json:"ok"`
+	PerSecond float64 `json:"per_second"`
+	Latency   Latency `json:"latency_ms"`
+}
+
+// The rows each PKI scenario gives: its record's latency (the whole operation) and its trends (parts).
+var (
+	acmeSteps = []string{"new_account", "new_order", "authz", "finalize", "order", "certificate"}
+	revChecks = []string{"ocsp_get", "ocsp_post", "crl", "crl_304"}
+)
+
+func pkiTier(rows []Scenario) []PKIRow {
+	var out []PKIRow
+	for _, sc := range rows {
+		r := sc.Record
+		if r == nil || r.Tier != "pki" {
+			continue
+		}
+		perS := func(n float64) float64 {
+			if r.DurationS <= 0 {
+				return 0
+			}
+			return n / r.DurationS
+		}
+		row := func(op string, ok float64, l Latency) PKIRow {
+			return PKIRow{Scenario: sc.Name, Operation: op, Status: sc.Status, Clients: r.VUs.Max, OK: ok, PerSecond: perS(ok), Latency: l}
+		}
+		switch {
+		case sc.Name == "acme_order_flow":
+			out = append(out, row("order (new-order → chain verified)", r.Counters["issued"], r.LatencyMS))
+			for _, st := range acmeSteps {
+				if l, ok := r.TrendsMS[st]; ok && l.Max > 0 {
+					out = append(out, row("  "+strings.ReplaceAll(st, "_", "-"), 0, l))
+				}
+			}
+		case strings.HasPrefix(sc.Name, "issuance_"):
+			out = append(out, row("issue (create + agent CSR signed)", r.Counters["issued"], r.LatencyMS))
+		default:
+			for _, c := range revChecks {
+				if l, ok := r.TrendsMS[c]; ok {
+					out = append(out, row(strings.ReplaceAll(c, "_", " "), r.Counters[c+"_ok"], l))
+				}
+			}
+		}
+	}
+	return out
+}
+
+// findings are certctl's known defects the run's counters show, one sentence each: what certctl did,
+// how often, where it is explained, and what the harness offers around it.
+func findings(rows []Scenario) []string {
+	var out []string
+	for _, sc := range rows {
+		r := sc.Record
+		if r == nil {
+			continue
+		}
+		if n := r.Counters["finalize_500"]; n > 0 {
+			fix := "ACME_FINALIZE_WORKAROUND=1 adds the rows it assumes, so the rest of the order flow is measured"
+			if strings.Contains(string(r.Setup), `"acme_finalize_workaround":true`) {
+				fix = "the workaround was applied: this certctl fails even with it"
+			}
+			out = append(out, fmt.Sprintf("%s: ACME finalize answered 500 %.0f times: this certctl cannot store a certificate it signed for ACME (empty owner, team, renewal policy and fingerprint: docs/certctl-findings.md#acme-finalize-500); %s", sc.Name, n, fix))
+		}
+		if n := r.Counters["ocsp_500"]; n > 0 {
+			out = append(out, fmt.Sprintf("%s: OCSP answered 500 %.0f times: this certctl's local issuer cannot create its OCSP responder key, so it answers no OCSP request (docs/certctl-findings.md#ocsp-500); the CRL is measured, OCSP cannot be", sc.Name, n))
+		}
+	}
+	return out
+}
+
 // Load reads a run directory: run.json and every scenarios/*.json.
 func Load(dir string) (Summary, error) {
 	var run Run
@@ -396,6 +481,8 @@ func Assemble(dir string, run Run) Summary {
 	}
 	s.ConnectorTier = connectorTier(s.Scenarios)
 	s.DeployTier = deployTier(s.Scenarios)
+	s.PKITier = pkiTier(s.Scenarios)
+	s.Findings = findings(s.Scenarios)
 	s.Diagnosis = analyze(dir, run, s.Scenarios)
 	s.Passed = s.ExitCode == 0 && len(s.FailedChecks) == 0
 	return s

@@ -40,6 +40,15 @@ func Text(s Summary) string {
 	}
 	tw.Flush()
 
+	if len(s.Findings) > 0 {
+		b.WriteString("\ncertctl's defects this run met\n")
+		for _, f := range s.Findings {
+			fmt.Fprintf(&b, "  - %s\n", f)
+		}
+	}
+	if len(s.PKITier) > 0 {
+		b.WriteString("\n" + PKITable(s.PKITier))
+	}
 	if len(s.ConnectorTier) > 0 {
 		b.WriteString("\nconnector tier (ms; p50…max: connect + TLS handshake + request of a fresh connection; handshake: the TLS part)\n")
 		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
@@ -115,6 +124,25 @@ func Text(s Summary) string {
 	if s.Diagnosis != nil {
 		diagnosisText(&b, s.Diagnosis)
 	}
+	return b.String()
+}
+
+// PKITable renders PKI rows in a CA benchmark's columns (ok: operations that succeeded; per s: over the
+// configured duration), under its heading: a run's summary shows its own, a PKI sequence all of them.
+func PKITable(rows []PKIRow) string {
+	var b strings.Builder
+	b.WriteString("pki tier (as a CA benchmark reports it: operations that succeeded, per second over the run; ms of the successful ones)\n")
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "scenario\toperation\tclients\tok\tper s\tp50\tp95\tp99\tmax\tresult\n")
+	for _, r := range rows {
+		ok, per := "-", "-"
+		if !strings.HasPrefix(r.Operation, " ") {
+			ok, per = fmt.Sprintf("%.0f", r.OK), fmt.Sprintf("%.1f", r.PerSecond)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Scenario, r.Operation, r.Clients, ok, per,
+			ms(r.Latency.P50), ms(r.Latency.P95), ms(r.Latency.P99), ms(r.Latency.Max), r.Status)
+	}
+	tw.Flush()
 	return b.String()
 }
 

@@ -11,6 +11,7 @@ import { csrDER, pemBlocks, certNames, signedBy } from './der.js';
 import { ocspRequest, parseOCSP, ocspVerified, saneTimes, parseCRL, crlVerified } from './ocsp.js';
 import { acmeBase } from './acme.js';
 import { probeCertctl } from './probe.js';
+import { knob } from './config.js';
 import { json, setupParams, registerAgent, untimedHeaders } from './certctl.js';
 import {
   acmeOrderMS, acmeStepMS, acmeOrderOK, acmeFinalize500, acmeBadNonce, acmeRateLimited, acmeServerErrors,
@@ -65,7 +66,7 @@ export async function pkiProbe(cfg) {
   if (!v.ok) throw new Error(`certctl did not sign the setup certificate through the agent path: ${v.why}`);
   const blocks = pemBlocks(v.pem);
   if (blocks.length < 2) throw new Error('the agent path answered a chain without its issuing CA');
-  return Object.assign(info, { agent_id: agent, ca_der: b64url(blocks[blocks.length - 1]), directory: readDirectory(cfg, p) });
+  return Object.assign(info, { acme_finalize_workaround: knob(__ENV, 'ACME_FINALIZE_WORKAROUND') === '1', agent_id: agent, ca_der: b64url(blocks[blocks.length - 1]), directory: readDirectory(cfg, p) });
 }
 
 function readDirectory(cfg, p) {
@@ -283,6 +284,10 @@ const REVOCATION_CERTS = 8;
 const REVOKED = 3;
 
 export const REVOCATION_COUNTERS = Object.freeze({
+  ocsp_get_ok: 'pki_ocsp_ok{endpoint:ocsp_get}',
+  ocsp_post_ok: 'pki_ocsp_ok{endpoint:ocsp_post}',
+  crl_ok: 'pki_crl_ok{endpoint:crl}',
+  crl_304_ok: 'pki_crl_ok{endpoint:crl_304}',
   ocsp_500: pkiOCSP500,
   ocsp_unverified: pkiOCSPUnverified,
   crl_missing_revoked: pkiCRLMissingRevoked,
