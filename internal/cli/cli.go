@@ -241,7 +241,8 @@ func runEach(ctx context.Context, e Env, cmd string, cfg harness.Config, seq []h
 		envs[i].Getenv = getenv
 		envs[i].Environ = append(append([]string(nil), e.Environ...), "SCENARIOS="+sc.Name)
 	}
-	fmt.Fprintf(e.Stderr, "loadtest: the scale tier: %d scenarios, one after another, each on a fresh stack\n", len(cfgs))
+	tier := seq[0].Tier
+	fmt.Fprintf(e.Stderr, "loadtest: the %s tier: %d scenarios, one after another, each on a fresh stack\n", tier, len(cfgs))
 	codes := make([]int, 0, len(cfgs))
 	var lines []string
 	for i, c := range cfgs {
@@ -249,7 +250,7 @@ func runEach(ctx context.Context, e Env, cmd string, cfg harness.Config, seq []h
 			lines = append(lines, fmt.Sprintf("  %-14s not run (interrupted)", seq[i].Name))
 			continue
 		}
-		fmt.Fprintf(e.Stderr, "loadtest: scale scenario %d of %d: %s\n", i+1, len(cfgs), seq[i].Name)
+		fmt.Fprintf(e.Stderr, "loadtest: %s scenario %d of %d: %s\n", tier, i+1, len(cfgs), seq[i].Name)
 		code := runOne(ctx, envs[i], cmd, c)
 		codes = append(codes, code)
 		meaning, _ := harness.ExitMeaning(code)
@@ -260,7 +261,23 @@ func runEach(ctx context.Context, e Env, cmd string, cfg harness.Config, seq []h
 		code = harness.ExitInterrupted
 	}
 	meaning, _ := harness.ExitMeaning(code)
-	fmt.Fprintf(e.Stderr, "loadtest: the scale tier, exit %d (%s):\n%s\n", code, meaning, strings.Join(lines, "\n"))
+	// The PKI tier's scenarios are points of one curve (issuance at 1, 4, 16 clients) and one CA's
+	// figures: set side by side, as a CA benchmark prints them.
+	var pki []report.PKIRow
+	var found []string
+	for _, c := range cfgs {
+		if s, err := report.Load(c.RunDir()); err == nil {
+			pki = append(pki, s.PKITier...)
+			found = append(found, s.Findings...)
+		}
+	}
+	if len(pki) > 0 {
+		fmt.Fprintf(e.Stderr, "loadtest: %s", report.PKITable(pki))
+		for _, f := range found {
+			fmt.Fprintf(e.Stderr, "  - %s\n", f)
+		}
+	}
+	fmt.Fprintf(e.Stderr, "loadtest: the %s tier, exit %d (%s):\n%s\n", tier, code, meaning, strings.Join(lines, "\n"))
 	return code
 }
 

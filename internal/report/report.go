@@ -320,8 +320,8 @@ func deployTier(rows []Scenario) []DeployRow {
 
 // PKIRow is one operation of the PKI tier as a CA benchmark reports it (Vault's, for one): how many
 // succeeded, per second over the run, and the latency of those that did. OK and PerSecond are 0 for an
-// ACME order's steps, whose successes the order's row counts; Clients is the scenario's VUs (its
-// concurrency for the closed-loop issuance scenarios, the most it used otherwise).
+// ACME order's steps, whose successes the order's row counts; Clients is the closed-loop issuance
+// scenarios' concurrency, 0 for an arrival rate.
 type PKIRow struct {
 	Scenario  string  `json:"scenario"`
 	Operation string  `json:"operation"`
@@ -351,8 +351,12 @@ func pkiTier(rows []Scenario) []PKIRow {
 			}
 			return n / r.DurationS
 		}
+		clients := 0 // an arrival rate's VUs are k6's, not a number of clients
+		if r.Executor == "constant-vus" {
+			clients = r.VUs.Max
+		}
 		row := func(op string, ok float64, l Latency) PKIRow {
-			return PKIRow{Scenario: sc.Name, Operation: op, Status: sc.Status, Clients: r.VUs.Max, OK: ok, PerSecond: perS(ok), Latency: l}
+			return PKIRow{Scenario: sc.Name, Operation: op, Status: sc.Status, Clients: clients, OK: ok, PerSecond: perS(ok), Latency: l}
 		}
 		switch {
 		case sc.Name == "acme_order_flow":

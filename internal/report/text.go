@@ -135,11 +135,14 @@ func PKITable(rows []PKIRow) string {
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "scenario\toperation\tclients\tok\tper s\tp50\tp95\tp99\tmax\tresult\n")
 	for _, r := range rows {
-		ok, per := "-", "-"
+		ok, per, clients := "-", "-", "-"
 		if !strings.HasPrefix(r.Operation, " ") {
 			ok, per = fmt.Sprintf("%.0f", r.OK), fmt.Sprintf("%.1f", r.PerSecond)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Scenario, r.Operation, r.Clients, ok, per,
+		if r.Clients > 0 {
+			clients = fmt.Sprint(r.Clients)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Scenario, r.Operation, clients, ok, per,
 			ms(r.Latency.P50), ms(r.Latency.P95), ms(r.Latency.P99), ms(r.Latency.Max), r.Status)
 	}
 	tw.Flush()
