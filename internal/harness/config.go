@@ -139,7 +139,7 @@ var k6Passthrough = []string{"MAX_VUS", "PRE_VUS"}
 func K6Env(name string) bool {
 	switch name {
 	case "MAX_VUS", "PRE_VUS", "REQUEST_TIMEOUT", "EXPECT_TLS_VERSION", "BATCH_SIZE", "CERTCTL_SCHEDULER_JOB_PROCESSOR_INTERVAL",
-		"CERTCTL_SCHEDULER_RENEWAL_CHECK_INTERVAL", "ACME_FINALIZE_WORKAROUND":
+		"CERTCTL_SCHEDULER_RENEWAL_CHECK_INTERVAL", "ACME_FINALIZE_WORKAROUND", "OCSP_RESPONDER_WORKAROUND":
 		return true
 	}
 	return strings.HasPrefix(name, "RATE_") || strings.HasPrefix(name, "VUS_") || strings.HasPrefix(name, "CONNECTOR_") || strings.HasPrefix(name, "SPOTCHECK_") ||
@@ -255,7 +255,7 @@ func (c *Config) loadDeployKnobs(get getter) error {
 			c.Env[k] = v
 		}
 	}
-	// certctl's ACME finalize needs rows its ACME path assumes (docs/certctl-findings.md#acme-finalize-500):
+	// certctl's ACME finalize needs rows its ACME path assumes (docs/certctl-findings.md#acme-finalize):
 	// applied only when asked, by a one-shot service of its own profile, and stated in run.json.
 	switch v := get("ACME_FINALIZE_WORKAROUND", "0"); v {
 	case "0":
@@ -264,6 +264,14 @@ func (c *Config) loadDeployKnobs(get getter) error {
 		c.Env["ACME_FINALIZE_WORKAROUND"] = v
 	default:
 		return fmt.Errorf("ACME_FINALIZE_WORKAROUND=%q: use 1 (apply fixtures/pki/acme-finalize-workaround.sql) or 0", v)
+	}
+	switch v := get("OCSP_RESPONDER_WORKAROUND", "0"); v {
+	case "0":
+	case "1":
+		c.Profiles = append(c.Profiles, "ocsp-workaround")
+		c.Env["OCSP_RESPONDER_WORKAROUND"] = v
+	default:
+		return fmt.Errorf("OCSP_RESPONDER_WORKAROUND=%q: use 1 (apply fixtures/pki/ocsp-responder-workaround.sql) or 0", v)
 	}
 	if v := get("DEPLOY_PROBE_URL", ""); v != "" {
 		if u, err := url.Parse(v); err != nil || u.Scheme != "http" || u.Host == "" {

@@ -117,7 +117,7 @@ export const acmeOrderMS = declare(Trend, 'acme_order_ms', true);
 export const acmeStepMS = declare(Trend, 'acme_step_ms', true);
 export const acmeOrderOK = declare(Rate, 'acme_order_ok');
 // certctl's defects and ACME's own answers on the order path: finalize's 500
-// (docs/certctl-findings.md#acme-finalize-500), badNonce (retried once), 429 rateLimited.
+// (docs/certctl-findings.md#acme-finalize), badNonce (retried once), 429 rateLimited.
 export const acmeFinalize500 = declare(Counter, 'acme_finalize_500');
 export const acmeBadNonce = declare(Counter, 'acme_bad_nonce');
 export const acmeRateLimited = declare(Counter, 'acme_rate_limited');
@@ -136,6 +136,9 @@ export const pkiBadChain = declare(Counter, 'pki_bad_chain');
 export const pkiOCSPOK = declare(Rate, 'pki_ocsp_ok');
 export const pkiOCSP500 = declare(Counter, 'pki_ocsp_500');
 export const pkiOCSPUnverified = declare(Counter, 'pki_ocsp_unverified');
+// POST answers of unknown for a good or revoked serial that starts with a zero hex digit: certctl looks
+// the serial up without its leading zeros (docs/certctl-findings.md#ocsp-post-leading-zero).
+export const pkiOCSPLeadingZero = declare(Counter, 'pki_ocsp_post_leading_zero');
 export const pkiCRLOK = declare(Rate, 'pki_crl_ok');
 export const pkiCRLMissingRevoked = declare(Counter, 'pki_crl_missing_revoked');
 

@@ -15,7 +15,7 @@ import { knob } from './config.js';
 import { json, setupParams, registerAgent, untimedHeaders } from './certctl.js';
 import {
   acmeOrderMS, acmeStepMS, acmeOrderOK, acmeFinalize500, acmeBadNonce, acmeRateLimited, acmeServerErrors,
-  pkiIssueMS, pkiIssued, pkiNotSigned, pkiBadChain, pkiOCSPOK, pkiOCSP500, pkiOCSPUnverified, pkiCRLOK, pkiCRLMissingRevoked,
+  pkiIssueMS, pkiIssued, pkiNotSigned, pkiBadChain, pkiOCSPOK, pkiOCSP500, pkiOCSPUnverified, pkiOCSPLeadingZero, pkiCRLOK, pkiCRLMissingRevoked,
 } from './metrics.js';
 
 // An account places this many orders, then the VU opens a new one: certctl allows an account 100
@@ -66,7 +66,10 @@ export async function pkiProbe(cfg) {
   if (!v.ok) throw new Error(`certctl did not sign the setup certificate through the agent path: ${v.why}`);
   const blocks = pemBlocks(v.pem);
   if (blocks.length < 2) throw new Error('the agent path answered a chain without its issuing CA');
-  return Object.assign(info, { acme_finalize_workaround: knob(__ENV, 'ACME_FINALIZE_WORKAROUND') === '1', agent_id: agent, ca_der: b64url(blocks[blocks.length - 1]), directory: readDirectory(cfg, p) });
+  return Object.assign(info, {
+    acme_finalize_workaround: knob(__ENV, 'ACME_FINALIZE_WORKAROUND') === '1',
+    ocsp_responder_workaround: knob(__ENV, 'OCSP_RESPONDER_WORKAROUND') === '1',
+    agent_id: agent, ca_der: b64url(blocks[blocks.length - 1]), directory: readDirectory(cfg, p) });
 }
 
 function readDirectory(cfg, p) {
@@ -108,7 +111,8 @@ export function issueAgentPath(cfg, agent, id, csr, p) {
     headers: untimedHeaders('followup', { Authorization: `Bearer ${cfg.token}` }), timeout: cfg.requestTimeout,
     tags: { name: 'GET /api/v1/certificates/{id}/versions', phase: 'followup' }, responseCallback: http.expectedStatuses(200),
   });
-  const b = versions.status === 200 ? json(versions) : null;
+  if (versions.status !== 200) return { ok: false, why: `reading the certificate's versions answered HTTP ${versions.status}`, ms };
+  const b = json(versions);
   const v = b && b.data && b.data[0];
   if (!v || !v.pem_chain) return { ok: false, why: 'certctl answered 202 and stored no certificate version', ms, unsigned: true };
   return { ok: true, pem: v.pem_chain, serial: v.serial_number, ms };
@@ -286,6 +290,7 @@ export const REVOCATION_COUNTERS = Object.freeze({
   crl_ok: 'pki_crl_ok{endpoint:crl}',
   crl_304_ok: 'pki_crl_ok{endpoint:crl_304}',
   ocsp_500: pkiOCSP500,
+  ocsp_post_leading_zero: pkiOCSPLeadingZero,
   ocsp_unverified: pkiOCSPUnverified,
   crl_missing_revoked: pkiCRLMissingRevoked,
 });
@@ -355,6 +360,12 @@ export async function revocationCheck(cfg, data, n) {
       const one = p.responses.find((x) => x.serial === serial.replace(/^0+(?=.)/, ''));
       const signer = one ? await ocspVerified(p, caDER(data)) : '';
       if (one && !signer) pkiOCSPUnverified.add(1, { endpoint: kind });
+      if (kind === 'ocsp_post' && want !== 'unknown' && /^0/.test(serial) && one && one.status === 'unknown' && signer) {
+        // certctl's known defect (docs/certctl-findings.md#ocsp-post-leading-zero): counted apart, as
+        // renewal-info's leading-zero 404 is, not judged as a wrong answer of the harness's making.
+        pkiOCSPLeadingZero.add(1);
+        return { ok: false, why: 'unknown for a serial starting with 0 (certctl defect)' };
+      }
       ok = p.status === 'successful' && !!one && one.status === want && !!signer && saneTimes(one, Date.now());
       why = !one ? `${p.status}, no answer for the serial` : `${one.status}, signer ${signer || 'unverified'}`;
     } catch (e) {
