@@ -142,8 +142,11 @@ func PKITable(rows []PKIRow) string {
 		if r.Clients > 0 {
 			clients = fmt.Sprint(r.Clients)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Scenario, r.Operation, clients, ok, per,
-			ms(r.Latency.P50), ms(r.Latency.P95), ms(r.Latency.P99), ms(r.Latency.Max), r.Status)
+		lat := []string{ms(r.Latency.P50), ms(r.Latency.P95), ms(r.Latency.P99), ms(r.Latency.Max)}
+		if r.Latency.Max == 0 {
+			lat = dashes(len(lat)) // none succeeded: no latency, not a latency of 0
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Scenario, r.Operation, clients, ok, per, strings.Join(lat, "\t"), r.Status)
 	}
 	tw.Flush()
 	return b.String()
