@@ -43,6 +43,10 @@ type indexPage struct {
 	DeployColumns            []string
 	DeployStages             string
 	Deploy                   []deployIndexRow
+	PKI                      []deployIndexRow // Target: the operation
+	PKIColumns               []string
+	PKINote                  string
+	Findings                 []string
 	Totals                   []indexTotals
 	Failed                   []failedThreshold
 	FailedChecks             []string
@@ -169,6 +173,10 @@ func Index(s Summary, files []string, meaning ExitMeaning) (string, error) {
 	for _, d := range s.DeployTier {
 		p.Deploy = append(p.Deploy, deployIndexRow{d.Scenario, d.TargetType, d.Status, deployFigures(d)})
 	}
+	for _, r := range s.PKITier {
+		p.PKI = append(p.PKI, deployIndexRow{r.Scenario, r.Operation, r.Status, pkiFigures(r)})
+	}
+	p.PKIColumns, p.PKINote, p.Findings = pkiColumns, pkiNote, s.Findings
 	for _, f := range runFiles {
 		p.Files = append(p.Files, link(f.path, f.path, f.what)...)
 	}

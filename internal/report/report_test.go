@@ -216,6 +216,13 @@ func TestGoldenRecordedPKI(t *testing.T) {
 				t.Errorf("want %q in\n%s", c.want, txt)
 			}
 			golden(t, c.dir+".summary.txt", txt)
+			page, err := Index(s, nil, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(page, `<table id="pki">`) || (len(s.Findings) > 0) != strings.Contains(page, `<ul id="findings">`) {
+				t.Errorf("index.html without the PKI table or the findings")
+			}
 		})
 	}
 }
