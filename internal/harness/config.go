@@ -139,7 +139,7 @@ var k6Passthrough = []string{"MAX_VUS", "PRE_VUS"}
 func K6Env(name string) bool {
 	switch name {
 	case "MAX_VUS", "PRE_VUS", "REQUEST_TIMEOUT", "EXPECT_TLS_VERSION", "BATCH_SIZE", "CERTCTL_SCHEDULER_JOB_PROCESSOR_INTERVAL",
-		"CERTCTL_SCHEDULER_RENEWAL_CHECK_INTERVAL", "ACME_FINALIZE_WORKAROUND", "OCSP_RESPONDER_WORKAROUND":
+		"CERTCTL_SCHEDULER_RENEWAL_CHECK_INTERVAL", "ACME_FINALIZE_WORKAROUND", "OCSP_RESPONDER_WORKAROUND", "PKI_ISSUANCE_PATH":
 		return true
 	}
 	return strings.HasPrefix(name, "RATE_") || strings.HasPrefix(name, "VUS_") || strings.HasPrefix(name, "CONNECTOR_") || strings.HasPrefix(name, "SPOTCHECK_") ||
@@ -264,6 +264,12 @@ func (c *Config) loadDeployKnobs(get getter) error {
 		c.Env["ACME_FINALIZE_WORKAROUND"] = v
 	default:
 		return fmt.Errorf("ACME_FINALIZE_WORKAROUND=%q: use 1 (apply fixtures/pki/acme-finalize-workaround.sql) or 0", v)
+	}
+	switch v := get("PKI_ISSUANCE_PATH", "agent"); v {
+	case "agent", "acme":
+		c.Env["PKI_ISSUANCE_PATH"] = v
+	default:
+		return fmt.Errorf("PKI_ISSUANCE_PATH=%q: use agent (create + the agent's CSR) or acme (a signed ACME order)", v)
 	}
 	switch v := get("OCSP_RESPONDER_WORKAROUND", "0"); v {
 	case "0":

@@ -20,6 +20,7 @@ export const DEFAULTS = Object.freeze({
   "DEPLOY_FLEET_COMPRESSION": "10000",
   "ACME_FINALIZE_WORKAROUND": "0",
   "OCSP_RESPONDER_WORKAROUND": "0",
+  "PKI_ISSUANCE_PATH": "agent",
   "CERTCTL_URL": "https://certctl-server:8443",
   "LT_TEAM_ID": "lt-team",
   "LT_OWNER_ID": "lt-owner",

@@ -39,6 +39,7 @@ export const ACME_ORDER_TRENDS = Object.freeze(Object.fromEntries(ACME_STEPS.map
 
 export const ISSUANCE_COUNTERS = Object.freeze({
   issued: pkiIssued,
+  finalize_500: acmeFinalize500,
   not_signed: pkiNotSigned,
   bad_chain: pkiBadChain,
 });
@@ -68,6 +69,7 @@ export async function pkiProbe(cfg) {
   if (blocks.length < 2) throw new Error('the agent path answered a chain without its issuing CA');
   return Object.assign(info, {
     acme_finalize_workaround: knob(__ENV, 'ACME_FINALIZE_WORKAROUND') === '1',
+    issuance_path: issuancePath(),
     ocsp_responder_workaround: knob(__ENV, 'OCSP_RESPONDER_WORKAROUND') === '1',
     agent_id: agent, ca_der: b64url(blocks[blocks.length - 1]), directory: readDirectory(cfg, p) });
 }
@@ -90,6 +92,12 @@ function pemCSR(der) {
 export async function newCSRPem(cn) {
   const pair = await crypto.subtle.generateKey({ name: 'ECDSA', namedCurve: 'P-256' }, true, ['sign', 'verify']);
   return pemCSR(await csrDER(pair, cn, [cn]));
+}
+
+function issuancePath() {
+  const v = knob(__ENV, 'PKI_ISSUANCE_PATH');
+  if (v !== 'agent' && v !== 'acme') throw new Error(`PKI_ISSUANCE_PATH="${v}": use agent (create + agent CSR) or acme (a signed order)`);
+  return v;
 }
 
 // --- certctl's issuance path: create the certificate, have its agent's CSR signed ---
@@ -119,7 +127,14 @@ export function issueAgentPath(cfg, agent, id, csr, p) {
 }
 
 // issuance: one certificate through certctl's issuance path, judged: signed, names right, chain to the CA.
+// issuance: one certificate through the path PKI_ISSUANCE_PATH names: `agent` (certctl's create + the
+// agent's CSR) or `acme` (a whole signed order, its time the issuance's).
 export async function issuance(cfg, data) {
+  if (data.issuance_path === 'acme') {
+    const out = await acmeOrder(cfg, data);
+    if (out.ok) pkiIssueMS.add(out.ms, { path: 'acme' });
+    return;
+  }
   const n = exec.scenario.iterationInTest;
   const id = `lt-pki-${cfg.runId}-${n}`;
   const cn = `${id}.loadtest.example.com`;
@@ -266,7 +281,7 @@ export async function acmeOrder(cfg, data) {
   acmeOrderMS.add(took);
   acmeOrderOK.add(1);
   pkiIssued.add(1, { path: 'acme' });
-  return { ok: true };
+  return { ok: true, ms: took };
 }
 
 function fail(step) {
