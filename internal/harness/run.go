@@ -629,7 +629,10 @@ func (r *Runner) upTierServices(ctx context.Context, compose Compose, svcs Servi
 	defer logf.Close()
 	uctx, cancel := context.WithTimeout(ctx, r.Cfg.StartTimeout+30*time.Second)
 	defer cancel()
-	args := append([]string{"up", "--detach", "--wait", "--wait-timeout", strconv.Itoa(int(r.Cfg.StartTimeout.Seconds()))}, extra...)
+	// --no-recreate: the stack that is up stays as it is. Without it, an image another run rebuilt
+	// meanwhile (same tag, new id) made compose recreate stack-net and postgres under a running
+	// certctl-server, which lost its network namespace and refused every connection after.
+	args := append([]string{"up", "--detach", "--no-recreate", "--wait", "--wait-timeout", strconv.Itoa(int(r.Cfg.StartTimeout.Seconds()))}, extra...)
 	r.logf("starting %s", strings.Join(extra, ", "))
 	stop := r.showStart(uctx, compose, "starting "+strings.Join(extra, ", "))
 	code, err := compose.Run(uctx, logf, logf, args...)

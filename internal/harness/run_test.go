@@ -353,7 +353,7 @@ func TestRunFailsBeforeLoad(t *testing.T) {
 `}}, nil, 3, "the stack did not start: tls-init exited (exit 1)", true},
 		{"certctl never healthy", []answer{{prefix: "compose up --detach --wait --wait-timeout 5 certctl-server", code: 1}, {prefix: "compose ps", out: strings.Replace(healthy, `"certctl-server","State":"running","Health":"healthy"`, `"certctl-server","State":"running","Health":"starting"`, 1)}}, nil, 3,
 			"certctl-server did not become healthy within 5s", true},
-		{"a required tier service failed", []answer{{prefix: "compose up --detach --wait --wait-timeout 5 nginx scale-seed", code: 1}, {prefix: "compose ps", out: healthy + `{"Service":"nginx","State":"running","Health":"healthy","ExitCode":0}
+		{"a required tier service failed", []answer{{prefix: "compose up --detach --no-recreate --wait --wait-timeout 5 nginx scale-seed", code: 1}, {prefix: "compose ps", out: healthy + `{"Service":"nginx","State":"running","Health":"healthy","ExitCode":0}
 {"Service":"scale-seed","State":"exited","Health":"","ExitCode":3}
 `}}, nil, 3, "scale-seed failed (exited, exit 3) before any load", true},
 	}
@@ -403,7 +403,7 @@ func TestRunStartsTheComposeFileServices(t *testing.T) {
 			ups = append(ups, c)
 		}
 	}
-	want := []string{"compose up --detach --wait --wait-timeout 5 certctl-server", "compose up --detach --wait --wait-timeout 5 nginx scale-seed"}
+	want := []string{"compose up --detach --wait --wait-timeout 5 certctl-server", "compose up --detach --no-recreate --wait --wait-timeout 5 nginx scale-seed"}
 	if !reflect.DeepEqual(ups, want) {
 		t.Errorf("up commands %q, want %q", ups, want)
 	}
