@@ -415,7 +415,9 @@ func envList(m map[string]string) []string {
 // commandLine records how to repeat the run: the make goal and the harness variables that were set.
 func commandLine(sub string, getenv func(string) string) string {
 	var parts []string
-	for _, k := range append([]string{"TIER", "SCENARIOS", "DURATION", "IMAGES", "CERTCTL_DIST", "CERTCTL_IMAGE", "CERTCTL_RATE_LIMIT_ENABLED", "MAX_VUS"}, harness.FaultKnobs...) {
+	for _, k := range append([]string{"TIER", "SCENARIOS", "DURATION", "IMAGES", "CERTCTL_DIST", "CERTCTL_IMAGE", "CERTCTL_RATE_LIMIT_ENABLED", "MAX_VUS",
+		// They change what certctl is made to do: a run with a workaround is not a run without.
+		"ACME_FINALIZE_WORKAROUND", "OCSP_RESPONDER_WORKAROUND", "PKI_ISSUANCE_PATH"}, harness.FaultKnobs...) {
 		if v := getenv(k); v != "" {
 			parts = append(parts, k+"="+v)
 		}

@@ -234,6 +234,10 @@ func TestCommandLine(t *testing.T) {
 	if want := "make loadtest-scale TIER=scale SCENARIOS=agent_storm FAULT_BODY_RATE=0.5"; got != want {
 		t.Errorf("commandLine = %q, want %q", got, want)
 	}
+	env = map[string]string{"LOADTEST_GOAL": "loadtest-pki", "TIER": "pki", "ACME_FINALIZE_WORKAROUND": "1", "OCSP_RESPONDER_WORKAROUND": "1"}
+	if got, want := commandLine("run", func(k string) string { return env[k] }), "make loadtest-pki TIER=pki ACME_FINALIZE_WORKAROUND=1 OCSP_RESPONDER_WORKAROUND=1"; got != want {
+		t.Errorf("commandLine = %q, want %q: the workarounds change what is measured", got, want)
+	}
 	if got := commandLine("spotcheck", func(string) string { return "" }); got != "loadtest spotcheck" {
 		t.Errorf("commandLine = %q", got)
 	}
