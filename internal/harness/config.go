@@ -777,7 +777,7 @@ func selectTiers(spec string, known map[string][]Scenario) ([]string, error) {
 	for _, t := range strings.Split(spec, ",") {
 		t = strings.TrimSpace(t)
 		if _, ok := known[t]; !ok {
-			return nil, fmt.Errorf("TIER=%q: unknown tier %q; known tiers: %s (or default: api,connector; all: every tier but scale, limiter and deploy)", spec, t, strings.Join(names, ", "))
+			return nil, fmt.Errorf("TIER=%q: unknown tier %q; known tiers: %s (or default: api,connector; all: every tier but scale, limiter, deploy and pki)", spec, t, strings.Join(names, ", "))
 		}
 		if !seen[t] {
 			seen[t] = true
