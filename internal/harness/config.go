@@ -255,29 +255,26 @@ func (c *Config) loadDeployKnobs(get getter) error {
 			c.Env[k] = v
 		}
 	}
-	// certctl's ACME finalize needs rows its ACME path assumes (docs/certctl-findings.md#acme-finalize):
-	// applied only when asked, by a one-shot service of its own profile, and stated in run.json.
-	switch v := get("ACME_FINALIZE_WORKAROUND", "0"); v {
-	case "0":
-	case "1":
-		c.Profiles = append(c.Profiles, "acme-workaround")
-		c.Env["ACME_FINALIZE_WORKAROUND"] = v
-	default:
-		return fmt.Errorf("ACME_FINALIZE_WORKAROUND=%q: use 1 (apply fixtures/pki/acme-finalize-workaround.sql) or 0", v)
+	// certctl's defects on the PKI paths (docs/certctl-findings.md#acme-finalize, #ocsp-500): each
+	// workaround is applied only when asked, by a one-shot service of its own profile, and stated in run.json.
+	for _, w := range []struct{ knob, profile, fixture string }{
+		{"ACME_FINALIZE_WORKAROUND", "acme-workaround", "acme-finalize-workaround.sql"},
+		{"OCSP_RESPONDER_WORKAROUND", "ocsp-workaround", "ocsp-responder-workaround.sql"},
+	} {
+		switch v := get(w.knob, "0"); v {
+		case "0":
+		case "1":
+			c.Profiles = append(c.Profiles, w.profile)
+			c.Env[w.knob] = v
+		default:
+			return fmt.Errorf("%s=%q: use 1 (apply fixtures/pki/%s) or 0", w.knob, v, w.fixture)
+		}
 	}
 	switch v := get("PKI_ISSUANCE_PATH", "agent"); v {
 	case "agent", "acme":
 		c.Env["PKI_ISSUANCE_PATH"] = v
 	default:
 		return fmt.Errorf("PKI_ISSUANCE_PATH=%q: use agent (create + the agent's CSR) or acme (a signed ACME order)", v)
-	}
-	switch v := get("OCSP_RESPONDER_WORKAROUND", "0"); v {
-	case "0":
-	case "1":
-		c.Profiles = append(c.Profiles, "ocsp-workaround")
-		c.Env["OCSP_RESPONDER_WORKAROUND"] = v
-	default:
-		return fmt.Errorf("OCSP_RESPONDER_WORKAROUND=%q: use 1 (apply fixtures/pki/ocsp-responder-workaround.sql) or 0", v)
 	}
 	if v := get("DEPLOY_PROBE_URL", ""); v != "" {
 		if u, err := url.Parse(v); err != nil || u.Scheme != "http" || u.Host == "" {
