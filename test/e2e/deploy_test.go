@@ -101,7 +101,9 @@ func TestDeployTier(t *testing.T) {
 		wantThresholds(t, deployRun(t, r, "rotation_under_traffic"), "rotation_under_traffic", "deploy_loop_ok rate>0.95")
 		for _, sc := range deployScenarios {
 			rows := deployRows(deployRun(t, r, sc).summary, sc)
-			if rows["nginx"].Failed == 0 || rows["f5"].Failed != 0 {
+			// Any file target will do: beside the other tests' stacks, signing the mass rotation's
+			// certificates once took 30 s of its minute, and nginx's jobs still waited for an agent poll.
+			if rows["nginx"].Failed+rows["apache"].Failed+rows["haproxy"].Failed == 0 || rows["f5"].Failed != 0 {
 				t.Errorf("%s: a broken reload shows as failed deployments on the file targets only: %+v", sc, rows)
 			}
 		}
