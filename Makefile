@@ -11,7 +11,7 @@ MAKEFLAGS += --no-print-directory
 LOADTEST := bin/loadtest
 GO_SOURCES := $(shell find cmd internal -name '*.go' 2>/dev/null) go.mod go.sum
 
-.PHONY: help capacity compare compare-builds baseline loadtest loadtest-acme loadtest-deploy loadtest-pki loadtest-limiter certctl-images spotcheck loadtest-scale loadtest-scale-bulk loadtest-scale-acme loadtest-scale-agent check report docs images test test-unit test-browser test-k6 test-e2e test-workflow clean deps
+.PHONY: help seed-external clean-external k8s collect capacity compare compare-builds baseline loadtest loadtest-acme loadtest-deploy loadtest-pki loadtest-limiter certctl-images spotcheck loadtest-scale loadtest-scale-bulk loadtest-scale-acme loadtest-scale-agent check report docs images test test-unit test-browser test-k6 test-e2e test-workflow clean deps
 
 # The common knobs `make help` prints: rendered from internal/harness/knobs.go by `make docs` (a test
 # fails when this block is stale), so help needs no build.
@@ -75,6 +75,18 @@ loadtest-deploy: $(LOADTEST) ## Deploy tier: real certctl agents renew and deplo
 
 loadtest-pki: $(LOADTEST) ## PKI tier: signed ACME orders, issuance throughput at 1, 4 and 16 clients, OCSP and CRL; each scenario on a stack of its own (docs/pki.md); ACME_FINALIZE_WORKAROUND=1 works around certctl's finalize 500
 	@LOADTEST_GOAL=$@ TIER=pki $(LOADTEST) run || { code=$$?; echo "make: $@ exited $$code (the loadtest lines above say which scenario, and where its results are)" >&2; exit $$code; }
+
+seed-external: $(LOADTEST) ## TARGET=external: create the base rows on that certctl through its API (CERTCTL_URL, CERTCTL_API_KEY, CONFIRM=yes)
+	@TARGET=external $(LOADTEST) seed-external
+
+clean-external: $(LOADTEST) ## TARGET=external: archive and delete what the harness left on that certctl, rows named lt-… only (CONFIRM=yes)
+	@TARGET=external $(LOADTEST) clean-external
+
+k8s: $(LOADTEST) ## k6-operator TestRuns (SEGMENTS runners each) for the selected scenarios against CERTCTL_URL, into OUT (default k8s/<RUN_ID>)
+	@$(LOADTEST) k8s --out $(or $(OUT),k8s/$(or $(RUN_ID),manual)) $(if $(NAMESPACE),--namespace $(NAMESPACE))
+
+collect: $(LOADTEST) ## Merge the records k6 processes wrote elsewhere (k6-operator runners) into a run: make collect RUN=<dir>
+	@$(LOADTEST) collect $(RUN)
 
 capacity: $(LOADTEST) ## Search SCENARIO's knee: highest arrival rate within its budget (ramp, confirm, bisect); results in results/<RUN_ID>/capacity.*
 	@LOADTEST_GOAL=$@ $(LOADTEST) capacity || { code=$$?; echo "make: capacity exited $$code" >&2; exit $$code; }

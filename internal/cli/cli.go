@@ -23,6 +23,19 @@ var usage = `usage:
   loadtest version           the harness's build and the k6 and certctl it pins
   loadtest run               run the tiers in TIER against certctl (configuration from the environment,
                              see docs/configuration.md); exits with one of the codes below
+  loadtest run --segments N  the same, each scenario as N k6 processes, each an execution segment of its
+                             load, merged into one record: percentiles and thresholds from the pooled
+                             samples (SEGMENTS=N does the same); see docs/distributed.md
+  loadtest seed-external     TARGET=external: create the base rows the scenarios reference on that certctl,
+                             through its API (CONFIRM=yes); clean-external archives and deletes what the
+                             harness left there, rows named lt-… only
+  loadtest collect <dir>     merge the records k6 processes wrote elsewhere (k6-operator runners: their
+                             results volume copied back) into a run: summary.json, summary.txt, verdict
+  loadtest k8s --out DIR [--namespace NS]
+                             write the k6-operator TestRuns (SEGMENTS runners each), their k6 archives,
+                             the results volume and a kustomization.yaml that run the selected scenarios
+                             against CERTCTL_URL from a Kubernetes cluster; loadtest collect reads back
+                             what the runners wrote
   loadtest spotcheck         like run, but the operator spot checks (k6/spotcheck/*.js, one after
                              another) instead of the tiers; see docs/performance-baselines.md
   loadtest report [--write] <run-dir>
@@ -92,6 +105,14 @@ func Main(ctx context.Context, e Env) int {
 	case "version":
 		return versionCmd(e)
 	case "run", "check", "spotcheck":
+		if cmd != "spotcheck" {
+			// --segments is the one flag: the rest of the configuration is the environment's.
+			var err error
+			if e, args, err = segmentsFlag(e, args); err != nil {
+				fmt.Fprintf(e.Stderr, "loadtest: %s: %v\n", cmd, err)
+				return harness.ExitBadInput
+			}
+		}
 		if len(args) > 0 {
 			// Configuration comes from the environment only: an argument would be silently ignored.
 			fmt.Fprintf(e.Stderr, "loadtest: %s takes no arguments (got %q): set its configuration in the environment, e.g. TIER=api DURATION=1m; see docs/configuration.md\n", cmd, strings.Join(args, " "))
@@ -100,6 +121,19 @@ func Main(ctx context.Context, e Env) int {
 		return runCmd(ctx, e, cmd)
 	case "report":
 		return reportCmd(e, args)
+	case "collect":
+		return collectCmd(e, args)
+	case "k8s":
+		return k8sCmd(ctx, e, args)
+	case "seed-external", "clean-external":
+		if len(args) > 0 {
+			fmt.Fprintf(e.Stderr, "loadtest: %s takes no arguments: TARGET=external's CERTCTL_URL and CERTCTL_API_KEY, and CONFIRM=yes, come from the environment\n", cmd)
+			return harness.ExitBadInput
+		}
+		if cmd == "seed-external" {
+			return externalScriptCmd(ctx, e, "seed", "creates the harness's base rows (team, owner, profile, renewal policy, issuer; ids LT_*_ID) where they are missing")
+		}
+		return externalScriptCmd(ctx, e, "clean", "archives the certificates and deletes the agents whose id or name starts with lt-, then the base rows seed-external created")
 	case "docs":
 		return docsCmd(ctx, e, args)
 	case "compare":
@@ -122,6 +156,36 @@ func Main(ctx context.Context, e Env) int {
 		fmt.Fprintf(e.Stderr, "loadtest: unknown command %q\n%s", cmd, usage)
 		return harness.ExitBadInput
 	}
+}
+
+// segmentsFlag takes `--segments N` off the arguments and into the environment (SEGMENTS=N), so the
+// run records it like every other knob.
+func segmentsFlag(e Env, args []string) (Env, []string, error) {
+	var rest []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		v, ok := strings.CutPrefix(a, "--segments=")
+		if a == "--segments" {
+			if i+1 == len(args) {
+				return e, nil, fmt.Errorf("--segments needs a number of k6 processes per scenario")
+			}
+			v, ok = args[i+1], true
+			i++
+		}
+		if !ok {
+			rest = append(rest, a)
+			continue
+		}
+		get := e.Getenv
+		e.Getenv = func(k string) string {
+			if k == "SEGMENTS" {
+				return v
+			}
+			return get(k)
+		}
+		e.Environ = append(append([]string(nil), e.Environ...), "SEGMENTS="+v)
+	}
+	return e, rest, nil
 }
 
 func isHelp(a string) bool { return a == "-h" || a == "--help" || a == "-help" }

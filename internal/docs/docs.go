@@ -100,7 +100,7 @@ func Collect(root string, inspect Inspector) ([]Row, error) {
 	var rows []Row
 	for _, f := range files {
 		tier := filepath.Base(filepath.Dir(f))
-		if tier == "lib" || tier == "test" || tier == harness.SpotcheckDir { // spot checks: their own block
+		if tier == "lib" || tier == "test" || tier == harness.SpotcheckDir || tier == harness.ExternalDir { // spot checks: their own block; external: no scenarios
 			continue
 		}
 		rel, _ := filepath.Rel(root, f)

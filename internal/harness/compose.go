@@ -21,8 +21,20 @@ type Compose struct {
 }
 
 func (c Compose) base() []string {
+	file := "docker-compose.yml"
+	if c.Cfg.External != nil {
+		file = ExternalComposeFile
+	}
 	args := []string{"compose", "--project-name", c.Cfg.Project, "--project-directory", c.Cfg.Root,
-		"-f", filepath.Join(c.Cfg.Root, "docker-compose.yml")}
+		"-f", filepath.Join(c.Cfg.Root, file)}
+	if c.Cfg.External != nil {
+		// Only k6: the tiers' services, the collector and the fault proxy are the stack's.
+		args = append(args, "--env-file", filepath.Join(c.Cfg.Root, ".env"))
+		if c.Cfg.Offline {
+			args = append(args, "--env-file", filepath.Join(c.Cfg.Root, "images", "offline.env"))
+		}
+		return args
+	}
 	if c.Cfg.Observability {
 		args = append(args, "-f", filepath.Join(c.Cfg.Root, "compose.observability.yml"), "--profile", "observability")
 	}
@@ -96,7 +108,13 @@ const RequiredLabel = "certctl-loadtest.required"
 const (
 	serverService = "certctl-server"
 	k6Service     = "k6"
+	// k6 against a certctl the harness did not start (TARGET=external): no stack network.
+	k6ExternalService = "k6-external"
 )
+
+// ExternalComposeFile holds the one service of a TARGET=external run: k6, on the network that reaches
+// the external certctl.
+const ExternalComposeFile = "compose.external.yml"
 
 // Services is the resolved configuration's services, by name.
 type Services map[string]Service

@@ -105,6 +105,13 @@ type Config struct {
 	// K6Outputs are the --out arguments K6_OUT asks for, given to every k6 beside the harness's own
 	// (k6 ignores K6_OUT once --out is on its command line).
 	K6Outputs []string
+	// Segments is how many k6 processes run each scenario, each an execution segment of its load
+	// (SEGMENTS, `loadtest run --segments N`); 1: one process with the whole load.
+	Segments int
+	// External is the certctl to load when the harness starts none (TARGET=external); nil: the stack.
+	External *External
+	// Skipped are the selected scenarios an external certctl cannot run, each with Unavailable's reason.
+	Skipped []Scenario
 }
 
 // Scenario is one k6 script: k6/<tier>/<name>.js.
@@ -159,7 +166,7 @@ func Load(root string, getenv func(string) string, now time.Time) (Config, error
 	// scenarios and DURATION before the bulk pool).
 	for _, step := range []func(getter) error{
 		c.loadTiers, c.loadDist, c.loadFaultProxy, c.loadTimes, c.loadImages, c.loadLoadShape, c.loadScheduler,
-		c.loadK6Checks, c.loadK6Outputs, func(g getter) error { return c.loadRunID(g, now) }, c.loadSecrets, c.loadLimiter,
+		c.loadK6Checks, c.loadK6Outputs, c.loadSegments, c.loadTarget, func(g getter) error { return c.loadRunID(g, now) }, c.loadSecrets, c.loadLimiter,
 	} {
 		if err := step(get); err != nil {
 			return c, err
@@ -637,7 +644,7 @@ func DiscoverTiers(root string) (map[string][]Scenario, error) {
 	tiers := map[string][]Scenario{}
 	for _, f := range files {
 		tier := filepath.Base(filepath.Dir(f))
-		if tier == "lib" || tier == "test" || tier == SpotcheckDir {
+		if tier == "lib" || tier == "test" || tier == SpotcheckDir || tier == ExternalDir {
 			continue
 		}
 		name := strings.TrimSuffix(filepath.Base(f), ".js")
@@ -814,6 +821,9 @@ func randomHex(n int) string {
 
 // SpotcheckDir is k6/spotcheck: the operator spot checks (docs/performance-baselines.md). Not a tier.
 const SpotcheckDir = "spotcheck"
+
+// ExternalDir holds the scripts that seed and clean an external certctl (k6/external): no tier.
+const ExternalDir = "external"
 
 // LoadSpotchecks is Load for `loadtest spotcheck`: the same stack and knobs, but the scripts are
 // k6/spotcheck/*.js (SCENARIOS picks some of them), run one after another, in file-name order.

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"certctl-loadtest/internal/report"
+	"certctl-loadtest/internal/segments"
 )
 
 // Runner performs one run. Everything that touches the outside world is a field, so tests can replace it.
@@ -203,6 +204,14 @@ func (r *Runner) k6Container(scenario string) string {
 
 // extraK6Dirs are the run directory's folders k6 writes to besides the ones every run has.
 func (r *Runner) extraK6Dirs() []string {
+	if r.Cfg.Segments > 1 {
+		// Each segment's record, raw samples and dashboard, beside the merged ones.
+		dirs := []string{"scenarios/" + segmentsDir, "raw/" + segmentsDir, "dashboard/" + segmentsDir}
+		if r.Cfg.Diagnosis {
+			dirs = append(dirs, "server")
+		}
+		return dirs
+	}
 	if r.Cfg.Spotcheck {
 		return []string{"spotchecks"} // each spot check's own record (k6/spotcheck)
 	}
@@ -215,6 +224,18 @@ func (r *Runner) extraK6Dirs() []string {
 // startStack brings up certctl and what it depends on, then the services of the selected tiers. It
 // returns a sentence on failure, once the stack's logs are saved.
 func (r *Runner) startStack(ctx context.Context, compose Compose, svcs Services, dir string, run *report.Run) string {
+	if ext := r.Cfg.External; ext != nil {
+		r.logf("run %s: tiers %s against the external certctl at %s, %s per scenario; no stack is started", r.Cfg.RunID, strings.Join(r.Cfg.Tiers, ","), ext.URL, r.Cfg.Duration)
+		for _, s := range r.Cfg.Skipped {
+			r.logf("scenario %s is unavailable against an external certctl: %s", s.Name, Unavailable(s))
+		}
+		r.logf("the diagnosis is unavailable against an external certctl: %s", ExternalNoDiagnosis)
+		if problem := r.checkExternal(ctx); problem != "" {
+			r.logf("%s", problem)
+			return problem
+		}
+		return ""
+	}
 	if r.Cfg.Spotcheck {
 		r.logf("run %s: spot checks against %s, one at a time; starting the stack", r.Cfg.RunID, run.Certctl.Image)
 	} else {
@@ -308,6 +329,15 @@ func (r *Runner) tearDown(compose Compose, dir string) {
 	}
 }
 
+// Verdict combines exit codes as a run does: an error beats a breached threshold, which beats a pass.
+func Verdict(codes []int) int {
+	runs := make([]report.ScenarioRun, len(codes))
+	for i, c := range codes {
+		runs[i].ExitCode = c
+	}
+	return verdict(runs)
+}
+
 // verdict combines the k6 exit codes: an error beats a breached threshold, which beats a pass.
 func verdict(runs []report.ScenarioRun) int {
 	code := ExitOK
@@ -335,7 +365,7 @@ func (r *Runner) preflight(ctx context.Context, compose *Compose, run *report.Ru
 	if err := r.checkEngine(pctx); err != nil {
 		return nil, ExitEnvironment, err
 	}
-	if r.Cfg.Dist != "" {
+	if r.Cfg.Dist != "" && r.Cfg.External == nil {
 		if err := r.packageDist(ctx, compose); err != nil {
 			return nil, ExitEnvironment, err
 		}
@@ -504,6 +534,15 @@ func (r *Runner) buildOwnImages(ctx context.Context, compose Compose, svcs Servi
 // identifyCertctl records which certctl ran by image reference and id: certctl's official images stamp no
 // version (docs/certctl-findings.md#no-version), so what the server reports is not enough.
 func (r *Runner) identifyCertctl(ctx context.Context, compose Compose, svcs Services, run *report.Run) {
+	if ext := r.Cfg.External; ext != nil {
+		// Not ours: its URL is all the harness knows; the version it reports is the summary's.
+		run.Certctl = report.Certctl{URL: ext.URL}
+		for _, s := range r.Cfg.Skipped {
+			run.Unavailable = append(run.Unavailable, report.Unavailable{Scenario: s.Name, Reason: Unavailable(s)})
+		}
+		run.Unavailable = append(run.Unavailable, report.Unavailable{Scenario: "diagnosis", Reason: ExternalNoDiagnosis})
+		return
+	}
 	for _, kv := range compose.Env {
 		if v, ok := strings.CutPrefix(kv, "CERTCTL_IMAGE="); ok {
 			run.Certctl.Image = v
@@ -680,7 +719,7 @@ func serverHealthy(states []ServiceState) bool {
 func (r *Runner) k6Version(ctx context.Context, compose Compose) string {
 	vctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	out, err := compose.Output(vctx, "run", "--rm", "--no-deps", "-T", k6Service, "version")
+	out, err := compose.Output(vctx, "run", "--rm", "--no-deps", "-T", r.k6Service(), "version")
 	if err != nil {
 		return "unknown"
 	}
@@ -688,100 +727,211 @@ func (r *Runner) k6Version(ctx context.Context, compose Compose) string {
 }
 
 // runScenarios starts one k6 container per scenario, all at once (spot checks: one after another),
-// and waits for every one.
+// and waits for every one. With SEGMENTS=N each scenario is N containers, each an execution segment of
+// its load, whose records are merged into the scenario's once all have ended.
 func (r *Runner) runScenarios(ctx context.Context, compose Compose, dir string) []report.ScenarioRun {
 	d, _ := ParseDuration("DURATION", r.Cfg.Duration)
 	// Bounded in time whatever k6 does: the run, setup, graceful stop and a margin.
 	sctx, cancel := context.WithTimeout(ctx, d+5*time.Minute)
 	defer cancel()
 
+	n := max(r.Cfg.Segments, 1)
 	runs := make([]report.ScenarioRun, len(r.Cfg.Scenarios))
+	codes := make([]map[string]int, len(r.Cfg.Scenarios))
 	var wg sync.WaitGroup
-	var mu sync.Mutex // serialises console lines, and guards live
-	live := make([]liveScenario, len(r.Cfg.Scenarios))
+	var mu sync.Mutex // serialises console lines, and guards live, runs and codes
+	live := make([]liveScenario, len(r.Cfg.Scenarios)*n)
 	stopProgress := r.showProgress(sctx, &mu, live)
 	defer stopProgress()
 	for i, sc := range r.Cfg.Scenarios {
 		logPath := filepath.Join("logs", sc.Name+".log")
 		runs[i] = report.ScenarioRun{Tier: sc.Tier, Name: sc.Name, Script: sc.Path, Log: logPath}
-		args := []string{"run", "--rm", "--no-deps", "-T", "--name", r.k6Container(sc.Name), "--user", r.Owner.String()}
-		for k := range r.Cfg.Env {
-			if K6Env(k) {
-				args = append(args, "-e", k)
+		codes[i] = map[string]int{}
+		logf, err := createFile(filepath.Join(dir, logPath))
+		if err != nil {
+			runs[i].ExitCode = ExitEnvironment
+			continue
+		}
+		shared := &lockedWriter{w: logf}
+		for seg := 0; seg < n; seg++ {
+			p := k6Process{scenario: sc, container: r.k6Container(sc.Name), name: sc.Name}
+			if n > 1 {
+				p.segment = SegmentID(seg, n)
+				p.container += "-" + p.segment
+				p.name += "@" + p.segment
+				p.segmentArgs = SegmentArgs(seg, n)
 			}
-		}
-		// An output's settings, by name only: compose takes the value from its environment, so a
-		// password never shows on a command line.
-		for _, kv := range r.Env {
-			if k, _, _ := strings.Cut(kv, "="); K6OutputSetting(k) && !slices.Contains(args, k) {
-				args = append(args, "-e", k)
-			}
-		}
-		// Each k6 checks in setup() that the results of all of them fit in what is free (k6/lib/scenario.js).
-		if free, ok := freeBytes(dir); ok && !r.Cfg.Spotcheck {
-			args = append(args, "-e", fmt.Sprintf("LT_RESULTS_FREE_BYTES=%d", free), "-e", fmt.Sprintf("LT_RUN_SCENARIOS=%d", len(r.Cfg.Scenarios)))
-		}
-		// Each k6 also exports its web-dashboard report (no port opened: -1) and its raw samples.
-		args = append(args,
-			"-e", "K6_WEB_DASHBOARD=true", "-e", "K6_WEB_DASHBOARD_PORT=-1",
-			// The report holds one point per period and is empty for a run shorter than one.
-			"-e", "K6_WEB_DASHBOARD_PERIOD=2s",
-			"-e", "K6_WEB_DASHBOARD_EXPORT=/results/dashboard/"+sc.Name+".html",
-			// The REST API, inside the container only, is what the progress lines read (k6 stats).
-			k6Service, "run", "--quiet", "--no-color", "--address", k6API, "--out", "json=/results/raw/"+sc.Name+".json.gz")
-		if len(r.Cfg.K6Outputs) > 0 {
-			// Every k6 writes to the same collector: these tags tell the runs, and the processes of one
-			// run, apart (vus and vus_max carry no scenario tag of their own).
-			args = append(args, "--tag", "testid="+r.Cfg.RunID, "--tag", "lt_scenario="+sc.Name)
-		}
-		for _, o := range r.Cfg.K6Outputs {
-			args = append(args, strings.ReplaceAll(o, "{scenario}", sc.Name))
-		}
-		args = append(args, "/"+sc.Path)
-		mu.Lock() // scenarios started before print their lines meanwhile
-		r.logf("scenario %s: k6 run %s", sc.Name, sc.Path)
-		mu.Unlock()
-		wg.Add(1)
-		go func(i int, sc Scenario) {
-			defer wg.Done()
-			f, err := createFile(filepath.Join(dir, logPath))
-			if err != nil {
-				runs[i].ExitCode = ExitEnvironment
-				return
-			}
-			defer f.Close()
-			pw := &prefixWriter{prefix: "[" + sc.Name + "] ", out: r.Stderr, mu: &mu}
-			w := io.MultiWriter(f, pw)
-			started := r.Now().UTC()
-			runs[i].StartedAt = &started
-			mu.Lock()
-			live[i] = liveScenario{name: sc.Name, container: r.k6Container(sc.Name), perMinute: sc.Tier == "connector", started: started}
+			args := r.k6Args(dir, p)
+			mu.Lock() // scenarios started before print their lines meanwhile
+			r.logf("scenario %s: k6 run %s", p.name, strings.Join(append([]string{sc.Path}, p.segmentArgs...), " "))
 			mu.Unlock()
-			code, err := compose.Run(sctx, w, w, args...)
-			mu.Lock()
-			live[i].done = true
-			mu.Unlock()
-			if sctx.Err() != nil {
-				// docker compose returns when it is told to stop, before k6 has written its record.
-				r.awaitK6(r.k6Container(sc.Name))
-			}
-			ended := r.Now().UTC()
-			runs[i].EndedAt = &ended
-			pw.Flush()
-			if err != nil && code == 0 {
-				code = ExitEnvironment
-			}
-			runs[i].ExitCode = code
-			mu.Lock() // the other scenarios' lines go to the same stderr
-			r.logf("scenario %s: k6 exited %d", sc.Name, code)
-			mu.Unlock()
-		}(i, sc)
+			wg.Add(1)
+			go func(i, slot int, p k6Process) {
+				defer wg.Done()
+				// The segments of a scenario share its log, each line marked with its segment.
+				var w io.Writer = shared
+				if p.segment != "" {
+					w = &prefixWriter{prefix: "[" + p.segment + "] ", out: w, mu: &sync.Mutex{}}
+				}
+				pw := &prefixWriter{prefix: "[" + p.name + "] ", out: r.Stderr, mu: &mu}
+				out := io.MultiWriter(w, pw)
+				started := r.Now().UTC()
+				mu.Lock()
+				if runs[i].StartedAt == nil || started.Before(*runs[i].StartedAt) {
+					runs[i].StartedAt = &started
+				}
+				live[slot] = liveScenario{name: p.name, container: p.container, perMinute: p.scenario.Tier == "connector", started: started}
+				mu.Unlock()
+				code, err := compose.Run(sctx, out, out, args...)
+				mu.Lock()
+				live[slot].done = true
+				mu.Unlock()
+				if sctx.Err() != nil {
+					// docker compose returns when it is told to stop, before k6 has written its record.
+					r.awaitK6(p.container)
+				}
+				ended := r.Now().UTC()
+				pw.Flush()
+				if f, ok := w.(*prefixWriter); ok {
+					f.Flush()
+				}
+				if err != nil && code == 0 {
+					code = ExitEnvironment
+				}
+				mu.Lock() // the other scenarios' lines go to the same stderr
+				if runs[i].EndedAt == nil || ended.After(*runs[i].EndedAt) {
+					runs[i].EndedAt = &ended
+				}
+				if p.segment == "" {
+					runs[i].ExitCode = code
+				} else {
+					codes[i][p.segment] = code
+				}
+				r.logf("scenario %s: k6 exited %d", p.name, code)
+				mu.Unlock()
+			}(i, i*n+seg, p)
+		}
 		if r.Cfg.Spotcheck {
 			wg.Wait() // spot checks are latency measurements, not load: one at a time
 		}
+		defer logf.Close()
 	}
 	wg.Wait()
+	if n > 1 {
+		for i := range runs {
+			if runs[i].ExitCode == 0 {
+				runs[i].ExitCode = r.mergeSegments(dir, runs[i].Name, codes[i])
+			}
+		}
+	}
 	return runs
+}
+
+const segmentsDir = segments.Dir
+
+// k6Service is the compose service k6 runs as: on the stack's network, or, against an external
+// certctl, on the network that reaches it.
+func (r *Runner) k6Service() string {
+	if r.Cfg.External != nil {
+		return k6ExternalService
+	}
+	return k6Service
+}
+
+// k6Process is one k6 container of a scenario: the whole load, or one execution segment of it.
+type k6Process struct {
+	scenario    Scenario
+	name        string // the scenario's name, with "@<segment>" for a segment
+	container   string
+	segment     string // "2of4"; "" for the whole load
+	segmentArgs []string
+}
+
+// k6Args is the `docker compose run` of one k6 process.
+func (r *Runner) k6Args(dir string, p k6Process) []string {
+	sc := p.scenario
+	args := []string{"run", "--rm", "--no-deps", "-T", "--name", p.container, "--user", r.Owner.String()}
+	for k := range r.Cfg.Env {
+		if K6Env(k) {
+			args = append(args, "-e", k)
+		}
+	}
+	// An output's settings, by name only: compose takes the value from its environment, so a
+	// password never shows on a command line.
+	for _, kv := range r.Env {
+		if k, _, _ := strings.Cut(kv, "="); K6OutputSetting(k) && !slices.Contains(args, k) {
+			args = append(args, "-e", k)
+		}
+	}
+	// Each k6 checks in setup() that the results of all of them fit in what is free (k6/lib/scenario.js).
+	if free, ok := freeBytes(dir); ok && !r.Cfg.Spotcheck {
+		args = append(args, "-e", fmt.Sprintf("LT_RESULTS_FREE_BYTES=%d", free), "-e", fmt.Sprintf("LT_RUN_SCENARIOS=%d", len(r.Cfg.Scenarios)))
+	}
+	files := sc.Name
+	if p.segment != "" {
+		args = append(args, "-e", "LT_SEGMENT="+p.segment)
+		files = segmentsDir + "/" + sc.Name + "@" + p.segment
+	}
+	// Each k6 also exports its web-dashboard report (no port opened: -1) and its raw samples.
+	args = append(args,
+		"-e", "K6_WEB_DASHBOARD=true", "-e", "K6_WEB_DASHBOARD_PORT=-1",
+		// The report holds one point per period and is empty for a run shorter than one.
+		"-e", "K6_WEB_DASHBOARD_PERIOD=2s",
+		"-e", "K6_WEB_DASHBOARD_EXPORT=/results/dashboard/"+files+".html",
+		// The REST API, inside the container only, is what the progress lines read (k6 stats).
+		r.k6Service(), "run", "--quiet", "--no-color", "--address", k6API, "--out", "json=/results/raw/"+files+".json.gz")
+	args = append(args, p.segmentArgs...)
+	if len(r.Cfg.K6Outputs) > 0 {
+		// Every k6 writes to the same collector: these tags tell the runs, and the processes of one
+		// run, apart (vus and vus_max carry no scenario tag of their own).
+		args = append(args, "--tag", "testid="+r.Cfg.RunID, "--tag", "lt_scenario="+sc.Name)
+		if p.segment != "" {
+			args = append(args, "--tag", "lt_segment="+p.segment)
+		}
+	}
+	for _, o := range r.Cfg.K6Outputs {
+		args = append(args, strings.ReplaceAll(o, "{scenario}", strings.ReplaceAll(p.name, "@", "-")))
+	}
+	return append(args, "/"+sc.Path)
+}
+
+// mergeSegments merges a scenario's segment records (internal/segments) and returns its exit code: a
+// segment's own failure (k6's script error, an abort) first, then the thresholds judged on the
+// pooled samples, whatever each segment judged on its part.
+func (r *Runner) mergeSegments(dir, name string, codes map[string]int) int {
+	worst := ExitOK
+	var ids []string
+	for id, c := range codes {
+		ids = append(ids, id)
+		if c != ExitOK && c != ExitThresholds {
+			worst = verdict([]report.ScenarioRun{{ExitCode: worst}, {ExitCode: c}})
+		}
+	}
+	sort.Strings(ids)
+	segs, ok, err := segments.Merge(dir, name, codes)
+	if err != nil {
+		r.logf("scenario %s: its %d segments cannot be merged: %v", name, len(codes), err)
+		if worst == ExitOK {
+			worst = ExitNoResults
+		}
+		return worst
+	}
+	var parts []string
+	for _, s := range segs {
+		parts = append(parts, fmt.Sprintf("%s %s %.0f iterations", s.ID, s.Segment, s.Iterations))
+	}
+	verdictWord := "thresholds held"
+	if !ok {
+		verdictWord = "thresholds breached"
+	}
+	r.logf("scenario %s: merged %d segments (%s): %s on the pooled samples", name, len(segs), strings.Join(parts, "; "), verdictWord)
+	if worst != ExitOK {
+		return worst
+	}
+	if !ok {
+		return ExitThresholds
+	}
+	return ExitOK
 }
 
 // awaitK6 stops a k6 container the way k6 ends a run early (SIGTERM: it still writes its summary) and

@@ -4,6 +4,8 @@
 package report
 
 import (
+	"certctl-loadtest/internal/segments"
+
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -46,6 +48,8 @@ type Run struct {
 	ExitCode   int               `json:"exit_code"`
 	Error      string            `json:"error,omitempty"`
 	StackState []string          `json:"stack_state,omitempty"`
+	// Unavailable are the selected scenarios left out of a TARGET=external run.
+	Unavailable []Unavailable `json:"unavailable,omitempty"`
 	// LoadStartedAt is when the first k6 process started: the zero of every "into the load" time.
 	LoadStartedAt *time.Time `json:"load_started_at,omitempty"`
 	// Faults are what happened to the stack during the load, one sentence each (a service that exited,
@@ -85,6 +89,13 @@ type Certctl struct {
 	Build        string `json:"build,omitempty"`         // the certctl build it was packaged from (CERTCTL_DIST)
 	ServerSHA256 string `json:"server_sha256,omitempty"` // of that build's server binary
 	Faults       string `json:"faults,omitempty"`        // the fault proxy's settings, when k6 went through it
+	URL          string `json:"url,omitempty"`           // a certctl the harness did not start (TARGET=external)
+}
+
+// Unavailable is a selected scenario an external certctl cannot run, and why.
+type Unavailable struct {
+	Scenario string `json:"scenario"`
+	Reason   string `json:"reason"`
 }
 
 // Host describes the machine that generated and served the load (one box: k6 and certctl share it).
@@ -153,6 +164,9 @@ type Record struct {
 	// Counters: totals a scenario reports from the responses (bulk-renew enqueued/skipped, ACME 5xx
 	// and 429 shapes, certctl's known renewal-info 404s).
 	Counters map[string]float64 `json:"counters,omitempty"`
+	// Segments: the k6 processes that each ran a part of this load (execution segments), when it was
+	// split; the figures above are from their pooled samples (internal/segments).
+	Segments []segments.Segment `json:"segments,omitempty"`
 }
 
 type Latency struct {

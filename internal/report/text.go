@@ -39,6 +39,23 @@ func Text(s Summary) string {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", sc.Name, sc.Tier, strings.Join(figures(sc), "\t"), sc.Status)
 	}
 	tw.Flush()
+	for _, u := range r.Unavailable {
+		fmt.Fprintf(&b, "unavailable against an external certctl: %s (%s)\n", u.Scenario, u.Reason)
+	}
+	segmented := false
+	for _, sc := range s.Scenarios {
+		if sc.Record != nil && len(sc.Record.Segments) > 1 {
+			if !segmented {
+				b.WriteString("\nsplit loads (each scenario's figures and thresholds are from its segments' pooled samples)\n")
+				segmented = true
+			}
+			var parts []string
+			for _, g := range sc.Record.Segments {
+				parts = append(parts, fmt.Sprintf("%s %s: %.0f iterations, %.0f requests, %.0f dropped", g.ID, g.Segment, g.Iterations, g.Requests, g.Dropped))
+			}
+			fmt.Fprintf(&b, "  %s: %s\n", sc.Name, strings.Join(parts, "; "))
+		}
+	}
 
 	if len(s.Findings) > 0 {
 		b.WriteString("\ncertctl's defects this run met\n")
@@ -405,7 +422,12 @@ func orUnknown(s string) string {
 // official images do) or nothing says nothing about which release it is.
 func certctlLine(reported string, c Certctl) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "certctl %s", orUnknown(c.Image))
+	if c.URL != "" {
+		// Not started by the harness: which build it is, only its operator knows.
+		fmt.Fprintf(&b, "certctl at %s (external: not started by the harness)", c.URL)
+	} else {
+		fmt.Fprintf(&b, "certctl %s", orUnknown(c.Image))
+	}
 	if c.ImageID != "" {
 		fmt.Fprintf(&b, " (image %s)", shortID(c.ImageID))
 	}

@@ -156,9 +156,11 @@ export function loadCSRs(dir, count) {
 // renewal-info needs. Throws a sentence on the first failure.
 export function issueForARI(cfg, csrs) {
   const p = setupParams(cfg);
-  const agentID = registerAgent(cfg, `lt-ari-${cfg.runId}`, p);
+  // Every process of a split load (execution segments) runs this setup: each issues its own.
+  const tag = cfg.segmentId ? `${cfg.runId}-${cfg.segmentId.toLowerCase()}` : cfg.runId;
+  const agentID = registerAgent(cfg, `lt-ari-${tag}`, p);
   return csrs.map((c, i) => {
-    const id = `lt-ari-${cfg.runId}-${i}`;
+    const id = `lt-ari-${tag}-${i}`;
     const v = issueWithCSR(cfg, agentID, id, c, p);
     const ari = ariCertID(v.pem_chain);
     return { known: true, id: ari.id, certificate_id: id, serial: v.serial_number, leadingZero: /^0/.test(v.serial_number) };

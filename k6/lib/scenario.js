@@ -70,6 +70,17 @@ export function diskShortfall(name, need, cfg) {
     `and RESULTS_DIR has ${mb(cfg.resultsFreeBytes)} free: free some space, point RESULTS_DIR elsewhere or shorten DURATION`;
 }
 
+// segment: the execution segment this k6 process runs (--execution-segment), or null when it runs the
+// whole load. Its id names its files: LT_SEGMENT (loadtest's "2of4", or a k6-operator runner's pod
+// name), else the segment itself made safe for a file name.
+export function segment(cfg) {
+  const o = exec.test.options || {};
+  const seg = String(o.executionSegment || '');
+  if (!seg || seg === '0:1') return null;
+  const id = cfg.segmentId || seg.replace(/[^0-9A-Za-z.-]+/g, '_');
+  return { segment: seg, sequence: String(o.executionSegmentSequence || ''), id };
+}
+
 // metricOf: a spec's metric (symbol or built-in name) as a name k6 knows.
 export function metricOf(m, where) {
   return knownMetric(typeof m === 'string' ? m : (m && m.name) || String(m), where);
@@ -133,9 +144,12 @@ export function defineScenario(specIn, env) {
     options,
     setup: guardedSetup(spec.name, probe, cfg, resultsBytes(k6scenario, cfg.durationSeconds)),
     handleSummary: (data) => {
-      const rec = scenarioRecord(data, spec, k6scenario, cfg);
+      const seg = segment(cfg);
+      const rec = scenarioRecord(data, spec, Object.assign({ segment: seg }, k6scenario), cfg);
+      // One process of several: its record goes beside the others', for the merge.
+      const file = seg ? `segments/${spec.name}@${seg.id}.json` : `${spec.name}.json`;
       return {
-        [`${cfg.resultsDir}/scenarios/${spec.name}.json`]: JSON.stringify(rec, null, 2) + '\n',
+        [`${cfg.resultsDir}/scenarios/${file}`]: JSON.stringify(rec, null, 2) + '\n',
         stdout: renderLine(rec) + '\n',
       };
     },

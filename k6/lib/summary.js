@@ -116,8 +116,24 @@ export function scenarioRecord(data, spec, k6scenario, cfg) {
     vus: { pre_allocated: k6scenario.preAllocatedVUs || k6scenario.vus, max: k6scenario.maxVUs || k6scenario.vus },
     test_run_duration_s: round(num(data.state && data.state.testRunDurationMs) / 1000, 3),
     setup: scalars(data.setup_data),
-  }, spec.labels || {}, Object.keys(trends).length ? { trends_ms: trends } : {},
+    // The metric behind each figure: a merge of execution segments recomputes the figures from the
+    // segments' raw samples (internal/segments), and needs to know which samples made which figure.
+    sources: {
+      latency: recordKey(spec.latencyMetric || 'http_req_duration{expected_response:true}', name),
+      iteration: recordKey('iteration_duration', name),
+      error_rate: recordKey('http_req_failed', name),
+      trends: Object.fromEntries(Object.entries(spec.trends || {}).map(([f, m]) => [f, recordKey(m, name)])),
+    },
+  }, segmentOf(k6scenario), spec.labels || {}, Object.keys(trends).length ? { trends_ms: trends } : {},
   Object.keys(counters).length ? { counters } : {});
+}
+
+// segmentOf: which part of the load this process ran, when it ran one (k6 --execution-segment): its
+// record is then one of several that `loadtest` merges into the scenario's.
+export function segmentOf(k6scenario) {
+  const seg = k6scenario && k6scenario.segment;
+  if (!seg || seg.segment === '0:1' || seg.segment === '') return {};
+  return { segment: seg.segment, segment_sequence: seg.sequence || '', segment_id: seg.id };
 }
 
 // setup() data can hold thousands of ids for the VUs; the record keeps its scalar facts only.

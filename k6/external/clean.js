@@ -1,0 +1,65 @@
+// `loadtest clean-external` (make clean-external CONFIRM=yes): removes from a certctl the harness did not
+// start what its runs left there, and nothing else: certificates and agents whose id or name starts with
+// `lt-`, then the base rows seed-external created (an `lt-` id and a "certctl-loadtest" name: an id the
+// operator pointed at their own row is never touched). certctl's API archives a certificate rather
+// than deleting it: the line says how many were archived.
+import http from 'k6/http';
+import exec from 'k6/execution';
+import { loadConfig } from '../lib/config.js';
+import { probeCertctl } from '../lib/probe.js';
+import { HARNESS_NAME, PREFIX, baseRows, ours } from '../lib/external.js';
+
+export const options = { vus: 1, iterations: 1 };
+const cfg = loadConfig(__ENV);
+
+export function setup() {
+  return probeCertctl(cfg);
+}
+
+function listAll(path, p) {
+  const rows = [];
+  for (let page = 1; page < 10000; page++) {
+    const res = http.get(`${cfg.baseUrl}${path}?per_page=500&page=${page}`, p);
+    if (res.status !== 200) exec.test.abort(`clean-external: listing ${path} answered HTTP ${res.status}`);
+    const body = res.json();
+    const data = body.data || [];
+    rows.push(...data);
+    if (data.length === 0 || page * (body.per_page || 500) >= (body.total || 0)) break;
+  }
+  return rows;
+}
+
+export default function () {
+  const p = { headers: { Authorization: `Bearer ${cfg.token}`, 'Content-Type': 'application/json' }, timeout: '30s' };
+  const out = {};
+  const remove = (kind, path, rows) => {
+    let n = 0;
+    let failed = 0;
+    for (const r of rows) {
+      const res = http.del(`${cfg.baseUrl}${path}/${encodeURIComponent(r.id)}`, null, p);
+      if (res.status === 200 || res.status === 204 || res.status === 404) n++;
+      else {
+        failed++;
+        if (failed <= 3) console.warn(`clean-external: removing ${kind} ${r.id} answered HTTP ${res.status}: ${String(res.body).slice(0, 160)}`);
+      }
+    }
+    out[kind] = { removed: n, failed };
+  };
+  remove('certificate', '/api/v1/certificates', listAll('/api/v1/certificates', p).filter((c) => ours(c) && String(c.status || '').toLowerCase() !== 'archived'));
+  remove('agent', '/api/v1/agents', listAll('/api/v1/agents', p).filter(ours));
+  // Base rows last, dependents first: a profile or owner still referenced fails, and is reported.
+  for (const row of baseRows(cfg).reverse()) {
+    if (!row.id.startsWith(PREFIX)) continue;
+    const got = http.get(`${cfg.baseUrl}${row.path}/${row.id}`, p);
+    if (got.status !== 200) continue;
+    const name = String((got.json() || {}).name || '');
+    if (!name.startsWith(HARNESS_NAME)) {
+      console.warn(`clean-external: ${row.kind} ${row.id} is named "${name}", not the harness's: left as it is`);
+      continue;
+    }
+    remove(row.kind, row.path, [{ id: row.id }]);
+  }
+  const failed = Object.values(out).reduce((a, r) => a + r.failed, 0);
+  console.log(`clean-external: ${Object.entries(out).map(([k, r]) => `${r.removed} ${k}${r.removed === 1 ? '' : 's'} ${k === 'certificate' ? 'archived' : 'deleted'}${r.failed ? ` (${r.failed} refused)` : ''}`).join(', ')}`);
+  if (failed) exec.test.fail(`clean-external: ${failed} removals were refused (see the lines above)`);
+}

@@ -1,0 +1,183 @@
+package e2e
+
+import (
+	"encoding/json"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// The same load as one k6 process and as two execution segments, against the real certctl: the split
+// must send as many requests at the same rate, and its merged percentiles must be the same load's.
+// "Within noise" is `loadtest compare`'s own test (95 % bootstrap intervals over 10 s blocks of the raw
+// samples, and its 10 % noise floor): every metric of the pair must come out "no significant change".
+func TestSegments(t *testing.T) {
+	t.Parallel()
+	alone(t) // latency against latency: the two runs must see the same machine
+	env := func(extra ...string) []string {
+		return stackEnv(t, append([]string{"SCENARIOS=list_certificates", "DURATION=1m", "RATE_LIST_CERTIFICATES=40"}, extra...)...)
+	}
+	one := loadtestRun(t, env())
+	wantCode(t, one, 0)
+	two := run(t, env(), loadtest, "run", "--segments", "2")
+	wantCode(t, two, 0)
+	a, b := one.summary.Scenarios[0].Record, two.summary.Scenarios[0].Record
+	if len(b.Segments) != 2 || b.Segments[0].Segment != "0:1/2" || b.Segments[1].Segment != "1/2:1" {
+		t.Fatalf("segments: %+v", b.Segments)
+	}
+	if b.Segments[0].Iterations+b.Segments[1].Iterations != b.Iterations || b.Segments[0].Iterations == 0 || b.Segments[1].Iterations == 0 {
+		t.Errorf("segments' iterations %+v against the merged %v", b.Segments, b.Iterations)
+	}
+	// An arrival-rate load: 40/s for 60 s is 2400 iterations, whoever sends them (1 % and two iterations
+	// of margin for the last in flight).
+	for _, r := range []struct {
+		what string
+		a, b float64
+	}{{"iterations", a.Iterations, b.Iterations}, {"requests", a.Requests, b.Requests}, {"achieved rate", a.AchievedRatePerS, b.AchievedRatePerS}} {
+		if math.Abs(r.a-r.b) > 0.01*r.a+2 {
+			t.Errorf("%s: one process %v, two segments %v", r.what, r.a, r.b)
+		}
+	}
+	if b.DroppedIterations != 0 || b.LatencySamples == nil || *b.LatencySamples != b.Requests {
+		t.Errorf("merged record: dropped %v, latency samples %v of %v requests", b.DroppedIterations, b.LatencySamples, b.Requests)
+	}
+	wantOutput(t, two, `scenario list_certificates: merged 2 segments \(1of2 0:1/2 \d+ iterations; 2of2 1/2:1 \d+ iterations\): thresholds held on the pooled samples`)
+	for _, f := range []string{"raw/list_certificates.json.gz", "raw/segments/list_certificates@1of2.json.gz", "scenarios/segments/list_certificates@2of2.json", "dashboard/segments/list_certificates@1of2.html"} {
+		if _, err := os.Stat(filepath.Join(two.dir, f)); err != nil {
+			t.Errorf("the split run has no %s: %v", f, err)
+		}
+	}
+	cmp := run(t, nil, loadtest, "compare", "--format", "json", "one="+one.dir, "two="+two.dir)
+	if cmp.code != 0 {
+		t.Fatalf("compare exited %d:\n%s", cmp.code, cmp.output)
+	}
+	var doc struct {
+		Verdict string `json:"verdict"`
+		Rows    []struct {
+			Scenario, Metric, Verdict string
+		} `json:"rows"`
+	}
+	if err := json.Unmarshal([]byte(cmp.output[strings.Index(cmp.output, "{"):strings.LastIndex(cmp.output, "}")+1]), &doc); err != nil {
+		t.Fatalf("compare --format json: %v\n%s", err, cmp.output)
+	}
+	if doc.Verdict != "no significant change" || len(doc.Rows) < 3 {
+		t.Errorf("one process against two segments: %s over %d metrics:\n%s", doc.Verdict, len(doc.Rows), cmp.output)
+	}
+	for _, row := range doc.Rows {
+		if row.Verdict != "~" && row.Verdict != "no samples" {
+			t.Errorf("%s %s: %s between one process and two segments", row.Scenario, row.Metric, row.Verdict)
+		}
+	}
+}
+
+// externalCertctl starts the real certctl on a compose project of its own, as an operator's would be:
+// migrated, without the harness's seed, reachable on that project's internal network only. It returns
+// the project, its network, the CA that verifies the server and a psql function on its database.
+func externalCertctl(t *testing.T) (project, network, ca string, psql func(string) string) {
+	t.Helper()
+	project = "lt-external-" + newRunID()
+	env := append(cleanEnv(), "CERTCTL_IMAGE="+certctlImage, "CERTCTL_TOKEN=lt-external-key", "CERTCTL_CONFIG_ENCRYPTION_KEY=0123456789abcdef0123456789abcdef")
+	compose := func(args ...string) string {
+		t.Helper()
+		base := []string{"compose", "-p", project, "--project-directory", root, "-f", filepath.Join(root, "docker-compose.yml"),
+			"--env-file", filepath.Join(root, ".env"), "--env-file", filepath.Join(root, "images", "offline.env")}
+		cmd := exec.Command("docker", append(base, args...)...)
+		cmd.Dir, cmd.Env = root, env
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("docker compose %v: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+	t.Cleanup(func() { compose("down", "--volumes", "--remove-orphans", "--timeout", "5") })
+	// Migrations (and what they need: the guarded network, postgres, the TLS files), then the server
+	// alone: no seed-base, so the base rows are seed-external's to write.
+	compose("run", "--rm", "certctl-migrate")
+	compose("up", "--detach", "--wait", "--wait-timeout", "120", "--no-deps", "certctl-server")
+	ca = filepath.Join(t.TempDir(), "ca.crt")
+	compose("cp", "certctl-server:/tls/ca.crt", ca)
+	psql = func(q string) string {
+		return strings.TrimSpace(compose("exec", "-T", "postgres", "psql", "-X", "-A", "-t", "-U", "certctl", "-d", "certctl", "-c", q))
+	}
+	return project, project + "_loadnet", ca, psql
+}
+
+// TARGET=external against a certctl the harness did not start: seeding is an explicit, confirmed step,
+// the run starts no stack and leaves out what needs one, and cleaning up leaves nothing of the harness's
+// but rows certctl keeps by design (archived certificates).
+func TestExternalTarget(t *testing.T) {
+	t.Parallel()
+	_, network, ca, psql := externalCertctl(t)
+	extEnv := func(extra ...string) []string {
+		return append([]string{"IMAGES=offline", "RESULTS_DIR=" + t.TempDir(), "TARGET=external", "CERTCTL_URL=https://certctl-server:8443",
+			"CERTCTL_API_KEY=lt-external-key", "CERTCTL_CA_BUNDLE=" + ca, "EXTERNAL_NETWORK=" + network, "CERTCTL_DIST=" + dist}, extra...)
+	}
+	before := psql("SELECT count(*) FROM certificates")
+
+	// Unconfirmed: nothing is written.
+	r := run(t, extEnv(), loadtest, "seed-external")
+	wantCode(t, r, 2)
+	wantOutput(t, r, `say CONFIRM=yes`)
+	if n := psql("SELECT count(*) FROM teams WHERE id = 'lt-team'"); n != "0" {
+		t.Fatalf("an unconfirmed seed wrote the team: %s", n)
+	}
+	r = run(t, extEnv("CONFIRM=yes"), loadtest, "seed-external")
+	wantCode(t, r, 0)
+	wantOutput(t, r, `seed-external: team lt-team created`)
+	// Again: idempotent, and says so.
+	r = run(t, extEnv("CONFIRM=yes"), loadtest, "seed-external")
+	wantCode(t, r, 0)
+	wantOutput(t, r, `seed-external: issuer lt-issuer-local exists, left as it is`)
+
+	// The default tiers: the API tier runs, the connector tier is said to be unavailable.
+	r = loadtestRun(t, extEnv("DURATION=30s", "RATE_ISSUANCE_ACCEPTANCE=5", "RATE_LIST_CERTIFICATES=10"))
+	wantCode(t, r, 0)
+	wantOutput(t, r, `against the external certctl at https://certctl-server:8443, 30s per scenario; no stack is started`)
+	wantOutput(t, r, `unavailable against an external certctl: nginx \(its targets are the harness's own TLS sidecars, not certctl\)`)
+	wantOutput(t, r, `certctl at https://certctl-server:8443 \(external: not started by the harness\)`)
+	if got := len(r.summary.Scenarios); got != 2 {
+		t.Fatalf("%d scenarios ran, want the API tier's 2", got)
+	}
+	for _, sc := range r.summary.Scenarios {
+		if sc.Record == nil || sc.Record.Requests < 100 {
+			t.Errorf("%s: %+v", sc.Name, sc.Record)
+		}
+	}
+	if r.summary.Run.Config["CERTCTL_API_KEY"] != "" || strings.Contains(mustRead(t, filepath.Join(r.dir, "run.json")), "lt-external-key") {
+		t.Error("run.json holds the API key")
+	}
+	if n := psql("SELECT count(*) FROM certificates WHERE id NOT LIKE 'lt-%' AND name NOT LIKE 'lt-%'"); n != "0" {
+		t.Errorf("%s certificates the run created are not named lt-…", n)
+	}
+	if psql("SELECT count(*) FROM certificates") == before {
+		t.Error("the run issued nothing on the external certctl")
+	}
+
+	r = run(t, extEnv("CONFIRM=yes"), loadtest, "clean-external")
+	wantCode(t, r, 0)
+	wantOutput(t, r, `clean-external: \d+ certificates archived, \d+ agents? deleted, 1 profile deleted`)
+	for table, q := range map[string]string{
+		"certificates not archived": "SELECT count(*) FROM certificates WHERE (id LIKE 'lt-%' OR name LIKE 'lt-%') AND status <> 'Archived'",
+		"teams":                     "SELECT count(*) FROM teams WHERE id LIKE 'lt-%'",
+		"owners":                    "SELECT count(*) FROM owners WHERE id LIKE 'lt-%'",
+		"certificate profiles":      "SELECT count(*) FROM certificate_profiles WHERE id LIKE 'lt-%'",
+		"issuers":                   "SELECT count(*) FROM issuers WHERE id LIKE 'lt-%'",
+		"renewal policies":          "SELECT count(*) FROM renewal_policies WHERE id LIKE 'lt-%'",
+	} {
+		if n := psql(q); n != "0" {
+			t.Errorf("after clean-external, %s: %s of the harness's rows left", table, n)
+		}
+	}
+}
+
+func mustRead(t *testing.T, p string) string {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
