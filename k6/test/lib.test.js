@@ -161,6 +161,14 @@ function testSummary() {
     'ok http_req_duration{expected_response:true,scenario:s} p(99)<2000',
     'ok http_req_failed{scenario:s} rate<0.01',
   ]);
+  // The merge of execution segments (internal/segments) reads which samples made which figure from here.
+  eq('record sources: the sub-metrics behind its figures', rec.sources, {
+    latency: 'http_req_duration{expected_response:true,scenario:s}', iteration: 'iteration_duration{scenario:s}',
+    error_rate: 'http_req_failed{scenario:s}', trends: {},
+  });
+  eq('a whole load names no segment', [rec.segment, rec.segment_id], [undefined, undefined]);
+  const seg = scenarioRecord(fakeData(), spec, Object.assign({ segment: { segment: '1/2:1', sequence: '0,1/2,1', id: '2of2' } }, k6scenario), { durationSeconds: 30 });
+  eq('a segment\'s record names its part of the load', [seg.segment, seg.segment_sequence, seg.segment_id], ['1/2:1', '0,1/2,1', '2of2']);
   truthy('line names the failed threshold', /FAILED: dropped_iterations\{scenario:s\} count==0/.test(renderLine(rec)));
   const empty = scenarioRecord({ metrics: {}, state: {} }, spec, k6scenario, { durationSeconds: 30 });
   eq('a scenario with no samples reports zeros, not NaN', [empty.requests, empty.latency_ms.p99, empty.error_rate], [0, 0, 0]);

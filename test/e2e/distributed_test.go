@@ -2,12 +2,16 @@ package e2e
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+
+	"certctl-loadtest/internal/report"
 )
 
 // The same load as one k6 process and as two execution segments, against the real certctl: the split
@@ -154,6 +158,55 @@ func TestExternalTarget(t *testing.T) {
 	}
 	if psql("SELECT count(*) FROM certificates") == before {
 		t.Error("the run issued nothing on the external certctl")
+	}
+
+	// What the k6-operator's runners do with `make k8s`'s archive, done here by two k6 containers: each
+	// its segment, its files named by its pod, the same results volume; `loadtest collect` merges them.
+	k8sDir, results := t.TempDir(), t.TempDir()
+	r = run(t, []string{"TIER=api", "SCENARIOS=list_certificates", "SEGMENTS=2", "DURATION=20s", "RATE_LIST_CERTIFICATES=10",
+		"CERTCTL_URL=https://certctl-server:8443", "RUN_ID=k8s-sim"}, loadtest, "k8s", "--out", k8sDir)
+	wantCode(t, r, 0)
+	if m := mustRead(t, filepath.Join(k8sDir, "testrun-list_certificates.yaml")); !strings.Contains(m, "parallelism: 2") {
+		t.Fatalf("TestRun:\n%s", m)
+	}
+	for _, d := range []string{"scenarios/segments", "raw/segments"} { // the runners' init container
+		os.MkdirAll(filepath.Join(results, d), 0o777)
+	}
+	os.Chmod(results, 0o777)
+	k6Image := ""
+	for _, l := range strings.Split(mustRead(t, filepath.Join(root, "images", "offline.env")), "\n") {
+		if v, ok := strings.CutPrefix(l, "IMAGE_K6="); ok {
+			k6Image = v
+		}
+	}
+	var wg sync.WaitGroup
+	for i, seg := range []string{"0:1/2", "1/2:1"} {
+		pod := fmt.Sprintf("lt-k8s-sim-list-certificates-%d-abcde", i+1)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out, err := exec.Command("docker", "run", "--rm", "--network", network, "--user", fmt.Sprintf("%d:%d", os.Getuid(), os.Getgid()),
+				"-v", k8sDir+":/archive:ro", "-v", results+":/results", "-v", ca+":/ca.pem:ro",
+				"-e", "SSL_CERT_FILE=/ca.pem", "-e", "CERTCTL_URL=https://certctl-server:8443", "-e", "CERTCTL_TOKEN=lt-external-key",
+				"-e", "LT_SEGMENT="+pod, "-e", "RESULTS_DIR=/results", "-e", "RUN_ID=k8s-sim", "-e", "K6_NO_USAGE_REPORT=true",
+				k6Image, "run", "--quiet", "--execution-segment", seg, "--execution-segment-sequence", "0,1/2,1",
+				"--out", "json=/results/raw/segments/list_certificates@"+pod+".json.gz", "/archive/list_certificates.tar").CombinedOutput()
+			if err != nil {
+				t.Errorf("runner %s: %v\n%s", pod, err, out)
+			}
+		}()
+	}
+	wg.Wait()
+	r = run(t, nil, loadtest, "collect", results)
+	wantCode(t, r, 0)
+	wantOutput(t, r, `list_certificates: lt-k8s-sim-list-certificates-1-abcde 0:1/2: \d+ iterations, \d+ requests, 0 dropped; lt-k8s-sim-list-certificates-2-abcde 1/2:1`)
+	var collected report.Summary
+	if err := json.Unmarshal([]byte(mustRead(t, filepath.Join(results, "summary.json"))), &collected); err != nil {
+		t.Fatal(err)
+	}
+	// The archive's options are the configuration's: 10/s for 20 s.
+	if sc := collected.Scenarios; len(sc) != 1 || sc[0].Record == nil || math.Abs(sc[0].Record.Iterations-200) > 4 || len(sc[0].Record.Segments) != 2 {
+		t.Errorf("collected: %+v", sc)
 	}
 
 	r = run(t, extEnv("CONFIRM=yes"), loadtest, "clean-external")
