@@ -254,6 +254,14 @@ func runCmd(ctx context.Context, e Env, cmd string) int {
 
 // runOne runs one configuration and ends with the line naming the run and its code.
 func runOne(ctx context.Context, e Env, cmd string, cfg harness.Config) int {
+	if cfg.External != nil {
+		// Someone else's server: say what it is about to receive, and for how long, before any of it.
+		if rows, err := planRows(ctx, e, cfg); err == nil {
+			fmt.Fprintf(e.Stderr, "loadtest: TARGET=external: this load goes to %s, %s per scenario:\n%s", cfg.External.URL, cfg.Duration, docs.Plan(rows, false))
+		} else {
+			fmt.Fprintf(e.Stderr, "loadtest: TARGET=external: this load goes to %s, %s per scenario, at each scenario's rate (k6 inspect failed: %v)\n", cfg.External.URL, cfg.Duration, err)
+		}
+	}
 	r := &harness.Runner{
 		Cfg: cfg, Exec: e.Exec, Env: append(append([]string(nil), e.Environ...), envList(cfg.Env)...),
 		Stdout: e.Stdout, Stderr: e.Stderr, Now: e.Now, Command: commandLine(cmd, e.Getenv),
@@ -355,6 +363,21 @@ func checkCmd(ctx context.Context, e Env, cfg harness.Config) int {
 	if cfg.Faults {
 		target += ", behind the fault proxy"
 	}
+	if cfg.External != nil {
+		target = "at " + cfg.External.URL + " (external)"
+	}
+	rows, err := planRows(ctx, e, cfg)
+	if err != nil {
+		fmt.Fprintf(e.Stderr, "loadtest: %v\n", err)
+		return harness.ExitBadInput
+	}
+	fmt.Fprintf(e.Stdout, "ok: tiers %s, %d scenarios, certctl %s, duration %s\n\n", strings.Join(cfg.Tiers, ","), len(cfg.Scenarios), target, cfg.Duration)
+	fmt.Fprint(e.Stdout, docs.Plan(rows, len(harness.OneAfterAnother(cfg)) > 1))
+	return harness.ExitOK
+}
+
+// planRows is each selected scenario's load as k6 inspect resolves it with the run's knobs.
+func planRows(ctx context.Context, e Env, cfg harness.Config) ([]docs.Row, error) {
 	// What the run gives each k6 (k6 inspect reads no system variable unless told).
 	args := []string{"tool", "k6", "inspect"}
 	for _, kv := range envList(cfg.Env) {
@@ -374,14 +397,11 @@ func checkCmd(ctx context.Context, e Env, cfg harness.Config) int {
 	for _, sc := range cfg.Scenarios {
 		got, err := docs.Inspect(sc.Tier, sc.Path, inspect)
 		if err != nil {
-			fmt.Fprintf(e.Stderr, "loadtest: %v\n", err)
-			return harness.ExitBadInput
+			return nil, err
 		}
 		rows = append(rows, got...)
 	}
-	fmt.Fprintf(e.Stdout, "ok: tiers %s, %d scenarios, certctl %s, duration %s\n\n", strings.Join(cfg.Tiers, ","), len(cfg.Scenarios), target, cfg.Duration)
-	fmt.Fprint(e.Stdout, docs.Plan(rows, len(harness.OneAfterAnother(cfg)) > 1))
-	return harness.ExitOK
+	return rows, nil
 }
 
 // reportCmd renders a saved run: as text (rewriting its summary files), or as Markdown.
@@ -481,7 +501,9 @@ func commandLine(sub string, getenv func(string) string) string {
 	var parts []string
 	for _, k := range append([]string{"TIER", "SCENARIOS", "DURATION", "IMAGES", "CERTCTL_DIST", "CERTCTL_IMAGE", "CERTCTL_RATE_LIMIT_ENABLED", "MAX_VUS",
 		// They change what certctl is made to do: a run with a workaround is not a run without.
-		"ACME_FINALIZE_WORKAROUND", "OCSP_RESPONDER_WORKAROUND", "PKI_ISSUANCE_PATH"}, harness.FaultKnobs...) {
+		"ACME_FINALIZE_WORKAROUND", "OCSP_RESPONDER_WORKAROUND", "PKI_ISSUANCE_PATH",
+		// Where the load went and how it was sent; the API key is never written down.
+		"SEGMENTS", "TARGET", "CERTCTL_URL", "CERTCTL_CA_BUNDLE", "CERTCTL_TLS_VERIFY", "EXTERNAL_NETWORK", "ALLOW_PUBLIC_TARGET"}, harness.FaultKnobs...) {
 		if v := getenv(k); v != "" {
 			parts = append(parts, k+"="+v)
 		}

@@ -87,11 +87,13 @@ func TestKnobDefaultsAgree(t *testing.T) {
 
 	// docker-compose.yml: ${NAME:-fallback}. An empty fallback passes "unset" on, which is no default.
 	composeRE := regexp.MustCompile(`\$\{([A-Z][A-Z0-9_]*):-([^}$]*)\}`)
-	for _, m := range composeRE.FindAllStringSubmatch(read("docker-compose.yml"), -1) {
-		if _, ok := harness.LookupKnob(m[1]); !ok {
-			continue // set for the containers, not a knob (RUN_DIR)
+	for _, file := range []string{"docker-compose.yml", "compose.external.yml"} {
+		for _, m := range composeRE.FindAllStringSubmatch(read(file), -1) {
+			if _, ok := harness.LookupKnob(m[1]); !ok {
+				continue // set for the containers, not a knob (RUN_DIR)
+			}
+			agree(file, m[1], m[2])
 		}
-		agree("docker-compose.yml", m[1], m[2])
 	}
 	if m := regexp.MustCompile(`\$\{(IMAGE_[A-Z0-9_]+|CERTCTL_IMAGE)\}`).FindString(read("docker-compose.yml")); m != "" {
 		t.Errorf("docker-compose.yml reads %s without :?: an image missing from .env must stop compose", m)

@@ -117,6 +117,9 @@ func (r *Runner) Run(ctx context.Context) int {
 // when the engine could not say: then every service's events count (the one-shots exited before the
 // load began, so they have none in its window anyway).
 func (r *Runner) runningServices(compose Compose) map[string]bool {
+	if r.Cfg.External != nil {
+		return map[string]bool{} // no stack: only k6 runs, and its events are its own
+	}
 	states, err := compose.States(context.Background())
 	if err != nil || len(states) == 0 {
 		r.logf("reading the stack's state as the load starts: %v (every service's events will count)", err)
@@ -149,6 +152,9 @@ func (r *Runner) afterLoad(compose Compose, dir string, run *report.Run, running
 	k6Names := map[string]string{}
 	for _, sc := range run.Scenarios {
 		k6Names[r.k6Container(sc.Name)] = sc.Name
+		for i := 0; r.Cfg.Segments > 1 && i < r.Cfg.Segments; i++ {
+			k6Names[r.k6Container(sc.Name)+"-"+SegmentID(i, r.Cfg.Segments)] = sc.Name + "@" + SegmentID(i, r.Cfg.Segments)
+		}
 	}
 	// The collector's exit is no fault of the stack's: it is stopped after the load, and one that fails is
 	// named in the diagnosis.

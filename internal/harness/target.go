@@ -193,6 +193,7 @@ func (c *Config) loadTarget(get getter) error {
 	c.Dist = ""
 	delete(c.Env, "CERTCTL_DIST")
 	if ext.CABundle != "" {
+		c.Env["LT_CA_BUNDLE"] = ext.CABundle
 		c.Env["LT_SSL_CERT_FILE"] = "/ca/bundle.pem"
 	}
 	if !ext.Verify {

@@ -68,7 +68,7 @@ export function loadConfig(env) {
     runScenarios: positiveInt(env, 'LT_RUN_SCENARIOS', 1),
     // Which of a scenario's k6 processes this is, when the load is split (execution segments): names
     // its record and raw file. loadtest sets "2of4"; a k6-operator runner its pod name.
-    segmentId: String(env.LT_SEGMENT || '').replace(/[^0-9A-Za-z.-]+/g, '_'),
+    segmentId: env.LT_SEGMENT ? String(env.LT_SEGMENT).replace(/[^0-9A-Za-z.-]+/g, '_') : '',
     // RATE_<SCENARIO> overrides a scenario's default rate, e.g. RATE_LIST_CERTIFICATES=20.
     rateFor(scenario, fallback) {
       return positiveInt(env, `RATE_${scenario.toUpperCase()}`, fallback);
