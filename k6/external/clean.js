@@ -47,17 +47,31 @@ export default function () {
   };
   remove('certificate', '/api/v1/certificates', listAll('/api/v1/certificates', p).filter((c) => ours(c) && String(c.status || '').toLowerCase() !== 'archived'));
   remove('agent', '/api/v1/agents', listAll('/api/v1/agents', p).filter(ours));
-  // Base rows last, dependents first: a profile or owner still referenced fails, and is reported.
-  for (const row of baseRows(cfg).reverse()) {
-    if (!row.id.startsWith(PREFIX)) continue;
-    const got = http.get(`${cfg.baseUrl}${row.path}/${row.id}`, p);
-    if (got.status !== 200) continue;
-    const name = String((got.json() || {}).name || '');
-    if (!name.startsWith(HARNESS_NAME)) {
-      console.warn(`clean-external: ${row.kind} ${row.id} is named "${name}", not the harness's: left as it is`);
-      continue;
+  // Base rows last. What certctl refuses while another row still refers to it (an issuer its certificates
+  // name) gets a second pass once the others are gone; what it still refuses then is reported.
+  let pending = baseRows(cfg).filter((row) => row.id.startsWith(PREFIX));
+  for (let pass = 0; pass < 2 && pending.length; pass++) {
+    const refused = [];
+    for (const row of pending) {
+      const got = http.get(`${cfg.baseUrl}${row.path}/${row.id}`, p);
+      if (got.status !== 200) continue;
+      const name = String((got.json() || {}).name || '');
+      if (!name.startsWith(HARNESS_NAME)) {
+        console.warn(`clean-external: ${row.kind} ${row.id} is named "${name}", not the harness's: left as it is`);
+        continue;
+      }
+      const res = http.del(`${cfg.baseUrl}${row.path}/${row.id}`, null, p);
+      if (res.status === 200 || res.status === 204 || res.status === 404) {
+        out[row.kind] = { removed: 1, failed: 0 };
+      } else {
+        refused.push(row);
+        if (pass === 1) {
+          out[row.kind] = { removed: 0, failed: 1 };
+          console.warn(`clean-external: removing ${row.kind} ${row.id} answered HTTP ${res.status}: ${String(res.body).slice(0, 160)}`);
+        }
+      }
     }
-    remove(row.kind, row.path, [{ id: row.id }]);
+    pending = refused;
   }
   const failed = Object.values(out).reduce((a, r) => a + r.failed, 0);
   console.log(`clean-external: ${Object.entries(out).map(([k, r]) => `${r.removed} ${k}${r.removed === 1 ? '' : 's'} ${k === 'certificate' ? 'archived' : 'deleted'}${r.failed ? ` (${r.failed} refused)` : ''}`).join(', ')}`);

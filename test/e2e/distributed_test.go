@@ -119,7 +119,7 @@ func TestExternalTarget(t *testing.T) {
 		return append([]string{"IMAGES=offline", "RESULTS_DIR=" + t.TempDir(), "TARGET=external", "CERTCTL_URL=https://certctl-server:8443",
 			"CERTCTL_API_KEY=lt-external-key", "CERTCTL_CA_BUNDLE=" + ca, "EXTERNAL_NETWORK=" + network, "CERTCTL_DIST=" + dist}, extra...)
 	}
-	before := psql("SELECT count(*) FROM certificates")
+	before := psql("SELECT count(*) FROM managed_certificates")
 
 	// Unconfirmed: nothing is written.
 	r := run(t, extEnv(), loadtest, "seed-external")
@@ -153,10 +153,10 @@ func TestExternalTarget(t *testing.T) {
 	if r.summary.Run.Config["CERTCTL_API_KEY"] != "" || strings.Contains(mustRead(t, filepath.Join(r.dir, "run.json")), "lt-external-key") {
 		t.Error("run.json holds the API key")
 	}
-	if n := psql("SELECT count(*) FROM certificates WHERE id NOT LIKE 'lt-%' AND name NOT LIKE 'lt-%'"); n != "0" {
+	if n := psql("SELECT count(*) FROM managed_certificates WHERE id NOT LIKE 'lt-%' AND name NOT LIKE 'lt-%'"); n != "0" {
 		t.Errorf("%s certificates the run created are not named lt-…", n)
 	}
-	if psql("SELECT count(*) FROM certificates") == before {
+	if psql("SELECT count(*) FROM managed_certificates") == before {
 		t.Error("the run issued nothing on the external certctl")
 	}
 
@@ -211,9 +211,9 @@ func TestExternalTarget(t *testing.T) {
 
 	r = run(t, extEnv("CONFIRM=yes"), loadtest, "clean-external")
 	wantCode(t, r, 0)
-	wantOutput(t, r, `clean-external: \d+ certificates archived, \d+ agents? deleted, 1 profile deleted`)
+	wantOutput(t, r, `clean-external: \d+ certificates archived, \d+ agents? deleted, 1 team deleted, 1 owner deleted, 1 profile deleted, 1 policy deleted, 1 issuer deleted`)
 	for table, q := range map[string]string{
-		"certificates not archived": "SELECT count(*) FROM certificates WHERE (id LIKE 'lt-%' OR name LIKE 'lt-%') AND status <> 'Archived'",
+		"certificates not archived": "SELECT count(*) FROM managed_certificates WHERE (id LIKE 'lt-%' OR name LIKE 'lt-%') AND status <> 'Archived'",
 		"teams":                     "SELECT count(*) FROM teams WHERE id LIKE 'lt-%'",
 		"owners":                    "SELECT count(*) FROM owners WHERE id LIKE 'lt-%'",
 		"certificate profiles":      "SELECT count(*) FROM certificate_profiles WHERE id LIKE 'lt-%'",
