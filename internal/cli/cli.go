@@ -373,6 +373,10 @@ func checkCmd(ctx context.Context, e Env, cfg harness.Config) int {
 	}
 	fmt.Fprintf(e.Stdout, "ok: tiers %s, %d scenarios, certctl %s, duration %s\n\n", strings.Join(cfg.Tiers, ","), len(cfg.Scenarios), target, cfg.Duration)
 	fmt.Fprint(e.Stdout, docs.Plan(rows, len(harness.OneAfterAnother(cfg)) > 1))
+	if cfg.Segments > 1 {
+		fmt.Fprintf(e.Stdout, "each scenario runs as %d k6 processes, an execution segment each (%s …); their records are merged from the pooled samples\n",
+			cfg.Segments, strings.Join(harness.SegmentArgs(0, cfg.Segments), " "))
+	}
 	return harness.ExitOK
 }
 

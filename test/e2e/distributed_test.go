@@ -22,7 +22,7 @@ func TestSegments(t *testing.T) {
 	t.Parallel()
 	alone(t) // latency against latency: the two runs must see the same machine
 	env := func(extra ...string) []string {
-		return stackEnv(t, append([]string{"SCENARIOS=list_certificates", "DURATION=1m", "RATE_LIST_CERTIFICATES=40"}, extra...)...)
+		return stackEnv(t, append([]string{"SCENARIOS=list_certificates", "DURATION=2m", "RATE_LIST_CERTIFICATES=40"}, extra...)...)
 	}
 	one := loadtestRun(t, env())
 	wantCode(t, one, 0)
@@ -35,7 +35,7 @@ func TestSegments(t *testing.T) {
 	if b.Segments[0].Iterations+b.Segments[1].Iterations != b.Iterations || b.Segments[0].Iterations == 0 || b.Segments[1].Iterations == 0 {
 		t.Errorf("segments' iterations %+v against the merged %v", b.Segments, b.Iterations)
 	}
-	// An arrival-rate load: 40/s for 60 s is 2400 iterations, whoever sends them (1 % and two iterations
+	// An arrival-rate load: 40/s for 120 s is 4800 iterations, whoever sends them (1 % and two iterations
 	// of margin for the last in flight).
 	for _, r := range []struct {
 		what string
