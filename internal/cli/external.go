@@ -50,7 +50,7 @@ func externalScriptCmd(ctx context.Context, e Env, script, does string) int {
 	cfg.Env["RUN_DIR"] = tmp // k6 writes nothing there: the mount needs a directory
 	compose := harness.Compose{Cfg: cfg, Exec: e.Exec, Env: append(append([]string(nil), e.Environ...), envList(cfg.Env)...)}
 	code, err := compose.Run(ctx, e.Stdout, e.Stderr, "--profile", "k6", "run", "--rm", "--no-deps", "-T", "k6-external",
-		"run", "--quiet", "--no-color", "--no-summary", "/k6/"+harness.ExternalDir+"/"+script+".js")
+		"run", "--quiet", "--no-color", "/k6/"+harness.ExternalDir+"/"+script+".js")
 	if err != nil {
 		fmt.Fprintf(e.Stderr, "loadtest: %s-external: %v\n", script, err)
 		return harness.ExitEnvironment

@@ -212,6 +212,9 @@ func TestExternalTarget(t *testing.T) {
 	r = run(t, extEnv("CONFIRM=yes"), loadtest, "clean-external")
 	wantCode(t, r, 0)
 	wantOutput(t, r, `clean-external: \d+ certificates archived, \d+ agents? deleted, 1 team deleted, 1 owner deleted, 1 profile deleted, 1 policy deleted, 1 issuer deleted`)
+	// What certctl keeps of the run: archived certificates, unless a cascade took them with the team.
+	t.Logf("after clean-external: %s lt- certificates (archived) and %s audit events left on the external certctl",
+		psql("SELECT count(*) FROM managed_certificates WHERE id LIKE 'lt-%' OR name LIKE 'lt-%'"), psql("SELECT count(*) FROM audit_events"))
 	for table, q := range map[string]string{
 		"certificates not archived": "SELECT count(*) FROM managed_certificates WHERE (id LIKE 'lt-%' OR name LIKE 'lt-%') AND status <> 'Archived'",
 		"teams":                     "SELECT count(*) FROM teams WHERE id LIKE 'lt-%'",
