@@ -1,6 +1,8 @@
 package compare
 
 import (
+	"certctl-loadtest/internal/segments"
+
 	"math"
 	"math/rand/v2"
 	"sort"
@@ -100,14 +102,12 @@ func blockLength(runs [][]sample) float64 {
 	return l
 }
 
-// percentile is k6's: linear interpolation between the closest ranks of the sorted values.
+// percentile is k6's rule (segments.Percentile); no samples is no figure here, not k6's 0.
 func percentile(sorted []float64, p float64) float64 {
 	if len(sorted) == 0 {
 		return math.NaN()
 	}
-	i := p * float64(len(sorted)-1)
-	lo, hi := sorted[int(math.Floor(i))], sorted[int(math.Ceil(i))]
-	return lo + (hi-lo)*(i-math.Floor(i))
+	return segments.Percentile(sorted, p)
 }
 
 var quantiles = []float64{0.50, 0.95, 0.99}
