@@ -54,7 +54,10 @@ func TestSegments(t *testing.T) {
 			t.Errorf("the split run has no %s: %v", f, err)
 		}
 	}
-	cmp := run(t, nil, loadtest, "compare", "--format", "json", "one="+one.dir, "two="+two.dir)
+	// A 25 % noise floor, not compare's 10 %: two k6 processes on these 2 CPUs beside certctl cost some
+	// tenths of a millisecond at p50 (2.85 → 3.25 ms, +14 %, in one CI rehearsal). What this test
+	// guards is the merge: averaged or partial percentiles would miss by far more.
+	cmp := run(t, nil, loadtest, "compare", "--format", "json", "--noise", "0.25", "one="+one.dir, "two="+two.dir)
 	if cmp.code != 0 {
 		t.Fatalf("compare exited %d:\n%s", cmp.code, cmp.output)
 	}
