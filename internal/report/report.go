@@ -4,8 +4,6 @@
 package report
 
 import (
-	"certctl-loadtest/internal/segments"
-
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -166,7 +164,7 @@ type Record struct {
 	Counters map[string]float64 `json:"counters,omitempty"`
 	// Segments: the k6 processes that each ran a part of this load (execution segments), when it was
 	// split; the figures above are from their pooled samples (internal/segments).
-	Segments []segments.Segment `json:"segments,omitempty"`
+	Segments []Segment `json:"segments,omitempty"`
 }
 
 type Latency struct {
@@ -177,6 +175,17 @@ type Latency struct {
 	P95 float64 `json:"p95"`
 	P99 float64 `json:"p99"`
 	Max float64 `json:"max"`
+}
+
+// Segment is one k6 process's part of a split load (internal/segments), as its record states it.
+type Segment struct {
+	ID           string  `json:"id"`
+	Segment      string  `json:"segment"`
+	Iterations   float64 `json:"iterations"`
+	Requests     float64 `json:"requests"`
+	Dropped      float64 `json:"dropped_iterations"`
+	ThresholdsOK bool    `json:"thresholds_ok"`
+	ExitCode     *int    `json:"exit_code,omitempty"`
 }
 
 type Threshold struct {

@@ -8,6 +8,8 @@
 package segments
 
 import (
+	"certctl-loadtest/internal/report"
+
 	"bufio"
 	"bytes"
 	"compress/gzip"
@@ -26,17 +28,6 @@ import (
 
 // Dir is where a scenario's segment records go, under the run directory's scenarios/ (and raw/).
 const Dir = "segments"
-
-// Segment is one process's part of the load, as its record states it.
-type Segment struct {
-	ID           string  `json:"id"`
-	Segment      string  `json:"segment"`
-	Iterations   float64 `json:"iterations"`
-	Requests     float64 `json:"requests"`
-	Dropped      float64 `json:"dropped_iterations"`
-	ThresholdsOK bool    `json:"thresholds_ok"`
-	ExitCode     *int    `json:"exit_code,omitempty"`
-}
 
 // Present lists the scenarios of a run directory that have segment records, sorted.
 func Present(dir string) []string {
@@ -71,10 +62,10 @@ type record struct {
 		RunS        float64 `json:"test_run_duration_s"`
 		OK          bool    `json:"thresholds_ok"`
 		Counters    map[string]float64
-		Thresholds  []Threshold `json:"thresholds"`
-		Sources     sources     `json:"sources"`
-		Setup       any         `json:"setup"`
-		LatencyName string      `json:"latency_metric"`
+		Thresholds  []report.Threshold `json:"thresholds"`
+		Sources     sources            `json:"sources"`
+		Setup       any                `json:"setup"`
+		LatencyName string             `json:"latency_metric"`
 	}
 }
 
@@ -85,21 +76,12 @@ type sources struct {
 	Trends    map[string]string `json:"trends"`
 }
 
-// Threshold is one threshold of the record, as k6/lib/summary.js writes it.
-type Threshold struct {
-	Metric     string   `json:"metric"`
-	Expression string   `json:"expression"`
-	OK         bool     `json:"ok"`
-	Aggregate  string   `json:"aggregate,omitempty"`
-	Value      *float64 `json:"value,omitempty"`
-}
-
 // Merge merges the segment records of scenario in dir (scenarios/segments/<scenario>@<id>.json, their
 // samples in raw/segments/<scenario>@<id>.json.gz) into scenarios/<scenario>.json and
 // raw/<scenario>.json.gz. exitCodes, when known, are the segments' k6 exit codes by id. It returns the
 // segments and the merged thresholds' verdict. A set of segments that does not cover the whole load
 // (a runner that wrote no record) is an error: a part of the load is no verdict on the whole.
-func Merge(dir, scenario string, exitCodes map[string]int) ([]Segment, bool, error) {
+func Merge(dir, scenario string, exitCodes map[string]int) ([]report.Segment, bool, error) {
 	recs, err := readRecords(dir, scenario)
 	if err != nil {
 		return nil, false, err
@@ -436,7 +418,7 @@ func rate(v []float64) float64 {
 }
 
 // merged builds the scenario's record from the segments' and the pooled samples.
-func merged(recs []record, pool Pool, exitCodes map[string]int) (map[string]any, []Segment, bool) {
+func merged(recs []record, pool Pool, exitCodes map[string]int) (map[string]any, []report.Segment, bool) {
 	first := recs[0]
 	out := map[string]any{}
 	for k, v := range first.raw {
@@ -446,7 +428,7 @@ func merged(recs []record, pool Pool, exitCodes map[string]int) (map[string]any,
 	delete(out, "segment_id")
 	var iterations, dropped, requests, runS float64
 	counters := map[string]float64{}
-	var segs []Segment
+	var segs []report.Segment
 	for _, r := range recs {
 		iterations += r.fields.Iterations
 		dropped += r.fields.Dropped
@@ -459,7 +441,7 @@ func merged(recs []record, pool Pool, exitCodes map[string]int) (map[string]any,
 				}
 			}
 		}
-		s := Segment{ID: r.id, Segment: r.fields.Segment, Iterations: r.fields.Iterations, Requests: r.fields.Requests, Dropped: r.fields.Dropped, ThresholdsOK: r.fields.OK}
+		s := report.Segment{ID: r.id, Segment: r.fields.Segment, Iterations: r.fields.Iterations, Requests: r.fields.Requests, Dropped: r.fields.Dropped, ThresholdsOK: r.fields.OK}
 		if c, ok := exitCodes[r.id]; ok {
 			s.ExitCode = &c
 		}
@@ -496,14 +478,14 @@ func merged(recs []record, pool Pool, exitCodes map[string]int) (map[string]any,
 }
 
 // thresholds judges every threshold of the scenario again, on the pooled samples.
-func thresholds(recs []record, pool Pool, runS float64) ([]Threshold, bool) {
+func thresholds(recs []record, pool Pool, runS float64) ([]report.Threshold, bool) {
 	all := true
-	var out []Threshold
+	var out []report.Threshold
 	for i, t := range recs[0].fields.Thresholds {
 		sel := parseSelector(t.Metric)
 		vals := pool.Values[t.Metric]
 		agg, op, limit, err := parseExpression(t.Expression)
-		r := Threshold{Metric: t.Metric, Expression: t.Expression}
+		r := report.Threshold{Metric: t.Metric, Expression: t.Expression}
 		switch {
 		case err != nil || len(vals) == 0:
 			// No sample in any segment (or an expression this merge cannot read): each k6 judged it

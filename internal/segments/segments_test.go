@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"certctl-loadtest/internal/report"
 )
 
 // copyTree copies testdata/<name> to a temporary run directory.
@@ -76,9 +78,9 @@ type mergedRecord struct {
 	AchievedRatePerS float64            `json:"achieved_rate_per_s"`
 	LatencyMS        map[string]float64 `json:"latency_ms"`
 	LatencySamples   float64            `json:"latency_samples"`
-	Thresholds       []Threshold        `json:"thresholds"`
+	Thresholds       []report.Threshold `json:"thresholds"`
 	ThresholdsOK     bool               `json:"thresholds_ok"`
-	Segments         []Segment          `json:"segments"`
+	Segments         []report.Segment   `json:"segments"`
 	Segment          *string            `json:"segment"`
 	Setup            map[string]any     `json:"setup"`
 }
