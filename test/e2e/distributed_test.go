@@ -58,7 +58,8 @@ func TestSegments(t *testing.T) {
 	// tenths of a millisecond at p50 (2.85 → 3.25 ms, +14 %, in one CI rehearsal). What this test
 	// guards is the merge: averaged or partial percentiles would miss by far more.
 	cmp := run(t, nil, loadtest, "compare", "--format", "json", "--noise", "0.25", "one="+one.dir, "two="+two.dir)
-	if cmp.code != 0 {
+	// Exit 1 is compare's "regressed", which a p99 alone can earn; the rows below are the verdict.
+	if cmp.code != 0 && cmp.code != 1 {
 		t.Fatalf("compare exited %d:\n%s", cmp.code, cmp.output)
 	}
 	var doc struct {
