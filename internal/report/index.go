@@ -48,6 +48,8 @@ type indexPage struct {
 	PKINote                  string
 	Findings                 []string
 	Totals                   []indexTotals
+	Unavailable              []Unavailable
+	Segments                 []segmentIndexRow
 	Failed                   []failedThreshold
 	FailedChecks             []string
 	Thresholds               []indexThresholds
@@ -80,6 +82,13 @@ type deployIndexRow struct {
 }
 
 type indexTotals struct{ Scenario, Line, Note string }
+
+// segmentIndexRow is one k6 process of a split load, with the files it left beside the merged ones.
+type segmentIndexRow struct {
+	Scenario, ID, Segment, Status string
+	Figures                       []string
+	Links                         []indexLink
+}
 
 type failedThreshold struct{ Scenario, Metric, Limit, Measured string }
 
@@ -147,6 +156,21 @@ func Index(s Summary, files []string, meaning ExitMeaning) (string, error) {
 		row.Links = append(row.Links, link(rawPath, rawLabel, rawTitle)...)
 		p.Rows = append(p.Rows, row)
 
+		if sc.Record != nil && len(sc.Record.Segments) > 1 {
+			for _, g := range sc.Record.Segments {
+				status := "passed"
+				if !g.ThresholdsOK || (g.ExitCode != nil && *g.ExitCode != 0) {
+					status = "failed"
+				}
+				files := SegmentsDir + "/" + sc.Name + "@" + g.ID
+				row := segmentIndexRow{Scenario: sc.Name, ID: g.ID, Segment: g.Segment, Status: status,
+					Figures: []string{fmt.Sprintf("%.0f", g.Iterations), fmt.Sprintf("%.0f", g.Requests), fmt.Sprintf("%.0f", g.Dropped)}}
+				row.Links = append(row.Links, link("dashboard/"+files+".html", "dashboard", "this process's web dashboard report")...)
+				row.Links = append(row.Links, link("scenarios/"+files+".json", "record", "this process's record, as its k6 wrote it")...)
+				row.Links = append(row.Links, link("raw/"+files+".json.gz", "raw samples", "this process's samples (gzipped JSON lines)")...)
+				p.Segments = append(p.Segments, row)
+			}
+		}
 		if line, note := totals(sc); line != "" {
 			p.Totals = append(p.Totals, indexTotals{sc.Name, line, note})
 		}
@@ -177,6 +201,7 @@ func Index(s Summary, files []string, meaning ExitMeaning) (string, error) {
 		p.PKI = append(p.PKI, deployIndexRow{r.Scenario, r.Operation, r.Status, pkiFigures(r)})
 	}
 	p.PKIColumns, p.PKINote, p.Findings = pkiColumns, pkiNote, s.Findings
+	p.Unavailable = s.Run.Unavailable
 	for _, f := range runFiles {
 		p.Files = append(p.Files, link(f.path, f.path, f.what)...)
 	}

@@ -177,6 +177,10 @@ type Latency struct {
 	Max float64 `json:"max"`
 }
 
+// SegmentsDir holds each k6 process's files of a split load, under scenarios/, raw/ and dashboard/,
+// named <scenario>@<segment id>.
+const SegmentsDir = "segments"
+
 // Segment is one k6 process's part of a split load (internal/segments), as its record states it.
 type Segment struct {
 	ID           string  `json:"id"`

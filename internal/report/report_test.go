@@ -244,3 +244,41 @@ func TestFindingNamesTheWorkaround(t *testing.T) {
 		t.Errorf("findings with the workaround applied %q", f)
 	}
 }
+
+// TARGET=external and --segments 2, both recorded against the real certctl v2.1.7 (API tier, 5 min):
+// the external run names the scenarios and the diagnosis it could not have; the split run lists each
+// process's part and links the files it left, the merged figures above them.
+func TestGoldenRecordedExternalAndSplit(t *testing.T) {
+	for _, c := range []struct {
+		dir   string
+		files []string
+		want  []string
+	}{
+		{"run-external", nil, []string{
+			"certctl at https://certctl-server:8443 (external: not started by the harness)",
+			"unavailable against an external certctl: nginx (its targets are the harness's own TLS sidecars, not certctl)",
+		}},
+		{"run-segments", []string{"dashboard/segments/list_certificates@1of2.html", "raw/segments/list_certificates@2of2.json.gz"}, []string{
+			"list_certificates: 1of2 0:1/2: 7491 iterations, 7491 requests, 10 dropped",
+		}},
+	} {
+		t.Run(c.dir, func(t *testing.T) {
+			s, err := Load("testdata/" + c.dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			txt := Text(s)
+			for _, w := range c.want {
+				if !strings.Contains(txt, w) {
+					t.Errorf("want %q in\n%s", w, txt)
+				}
+			}
+			golden(t, c.dir+".summary.txt", txt)
+			page, err := Index(s, c.files, meanings)
+			if err != nil {
+				t.Fatal(err)
+			}
+			golden(t, "index-"+strings.TrimPrefix(c.dir, "run-")+".html", page)
+		})
+	}
+}

@@ -26,8 +26,9 @@ import (
 	"strings"
 )
 
-// Dir is where a scenario's segment records go, under the run directory's scenarios/ (and raw/).
-const Dir = "segments"
+// Dir is where a scenario's segment records go, under the run directory's scenarios/ (and raw/,
+// dashboard/); index.html links them there.
+const Dir = report.SegmentsDir
 
 // Present lists the scenarios of a run directory that have segment records, sorted.
 func Present(dir string) []string {
@@ -491,10 +492,26 @@ func thresholds(recs []record, pool Pool, runS float64) ([]report.Threshold, boo
 			// No sample in any segment (or an expression this merge cannot read): each k6 judged it
 			// alone on the same nothing, so their verdicts stand.
 			r.OK = true
+			sum, counted := 0.0, err == nil && agg == "count"
 			for _, rec := range recs {
-				if i < len(rec.fields.Thresholds) && !rec.fields.Thresholds[i].OK {
+				if i >= len(rec.fields.Thresholds) {
+					counted = false
+					continue
+				}
+				rt := rec.fields.Thresholds[i]
+				if !rt.OK {
 					r.OK = false
 				}
+				if rt.Value == nil {
+					counted = false
+				} else {
+					sum += *rt.Value
+				}
+			}
+			// A count with no sample anywhere (no iteration dropped) is each k6's 0, summed: shown as
+			// measured, as one process shows it.
+			if counted {
+				r.Aggregate, r.Value = agg, &sum
 			}
 		default:
 			v := aggregate(pool.Types[sel.name], agg, vals, runS)

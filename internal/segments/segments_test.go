@@ -141,6 +141,10 @@ func TestMergeRecordedSegments(t *testing.T) {
 		if th.Expression == "p(95)<800" && (th.Value == nil || *th.Value != m.LatencyMS["p95"] || !th.OK) {
 			t.Errorf("p95 threshold judged %+v on the pooled p95 %v", th, m.LatencyMS["p95"])
 		}
+		// Nothing dropped: no sample in either process, each one's count of 0, summed and shown.
+		if th.Expression == "count==0" && (th.Value == nil || *th.Value != 0 || th.Aggregate != "count" || !th.OK) {
+			t.Errorf("dropped_iterations threshold %+v", th)
+		}
 	}
 	// The merged raw file is both segments' samples, readable as one gzip stream.
 	if n := len(okLatencies(t, filepath.Join(dir, "raw", "list_certificates.json.gz"))); n != len(all) {
