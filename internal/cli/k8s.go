@@ -78,6 +78,14 @@ func k8sCmd(ctx context.Context, e Env, args []string) int {
 	for _, k := range []string{"LT_TEAM_ID", "LT_OWNER_ID", "LT_POLICY_ID", "LT_ISSUER_ID", "LT_PROFILE_ID"} {
 		plain = append(plain, k8s.EnvVar{Name: k, Value: envOr(e, k, harness.KnobDefault(k))})
 	}
+	// The CA bundle travels as a ConfigMap of its own, mounted in every runner (k8s.CAFile).
+	caBundle, caMap := "", ""
+	if v := strings.TrimSpace(e.Getenv("CERTCTL_CA_BUNDLE")); v != "" {
+		if caBundle, err = harness.CABundle(v); err != nil {
+			return fail("%v", err)
+		}
+		caMap = "lt-" + cfg.RunID + "-ca"
+	}
 	if e.Getenv("CERTCTL_TLS_VERIFY") == "false" {
 		plain = append(plain, k8s.EnvVar{Name: "K6_INSECURE_SKIP_TLS_VERIFY", Value: "true"})
 	}
@@ -107,6 +115,7 @@ func k8sCmd(ctx context.Context, e Env, args []string) int {
 			Name: "lt-" + cfg.RunID + "-" + strings.ReplaceAll(s.Name, "_", "-"), Namespace: *namespace, Parallelism: cfg.Segments,
 			Archive: archives, ArchiveFile: tar, Image: image, ResultsClaim: claim, Scenario: s.Name, RunID: cfg.RunID,
 			Env: plain, SecretEnv: []k8s.SecretEnvVar{{Name: "CERTCTL_TOKEN", SecretName: secret, Key: "api-key"}},
+			CABundle: caMap,
 		})
 		if err != nil {
 			return fail("%v", err)
@@ -117,6 +126,17 @@ func k8sCmd(ctx context.Context, e Env, args []string) int {
 		}
 		resources = append(resources, name)
 		files = append(files, tar)
+	}
+	caGen := ""
+	if caMap != "" {
+		b, err := os.ReadFile(caBundle)
+		if err == nil {
+			err = os.WriteFile(filepath.Join(*out, "ca-bundle.pem"), b, 0o644)
+		}
+		if err != nil {
+			return fail("%v", err)
+		}
+		caGen = fmt.Sprintf("  - name: %s\n    files:\n      - %s=ca-bundle.pem\n", caMap, k8s.CAKey)
 	}
 	ns := ""
 	if *namespace != "" {
@@ -140,9 +160,9 @@ kind: Kustomization
 %sconfigMapGenerator:
   - name: %s
     files:
-%sgeneratorOptions:
+%s%sgeneratorOptions:
   disableNameSuffixHash: true
-`, secret, ns, listYAML(resources, "  "), archives, listYAML(files, "      "))
+`, secret, ns, listYAML(resources, "  "), archives, listYAML(files, "      "), caGen)
 	for name, body := range map[string]string{"results-pvc.yaml": pvc, "kustomization.yaml": kust} {
 		if err := os.WriteFile(filepath.Join(*out, name), []byte(body), 0o644); err != nil {
 			return fail("%v", err)

@@ -139,12 +139,9 @@ func (c *Config) loadTarget(get getter) error {
 		return fmt.Errorf("CERTCTL_TLS_VERIFY=%q: use true (verify certctl's certificate, the default) or false", v)
 	}
 	if v := get("CERTCTL_CA_BUNDLE", ""); v != "" {
-		abs, err := filepath.Abs(v)
-		if err == nil {
-			err = checkPEM(abs)
-		}
+		abs, err := CABundle(v)
 		if err != nil {
-			return fmt.Errorf("CERTCTL_CA_BUNDLE=%s: %v", v, err)
+			return err
 		}
 		ext.CABundle = abs
 	}
@@ -235,6 +232,19 @@ func publicAddress(host string) (string, error) {
 		}
 	}
 	return "", nil
+}
+
+// CABundle checks CERTCTL_CA_BUNDLE's file (a readable PEM file of certificates) and returns its
+// absolute path.
+func CABundle(v string) (string, error) {
+	abs, err := filepath.Abs(v)
+	if err == nil {
+		err = checkPEM(abs)
+	}
+	if err != nil {
+		return "", fmt.Errorf("CERTCTL_CA_BUNDLE=%s: %v", v, err)
+	}
+	return abs, nil
 }
 
 // ProbeExternal asks the external certctl for /health and then, with the key, for one page of

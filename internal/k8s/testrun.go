@@ -25,6 +25,12 @@ const (
 	// ResultsDir is where every runner mounts the results volume.
 	ResultsDir = "/results"
 
+	// CADir is where a runner mounts Options.CABundle; CAFile is the bundle in it, which k6 trusts
+	// (SSL_CERT_FILE) instead of the image's roots.
+	CADir  = "/ca"
+	CAKey  = "bundle.pem"
+	CAFile = CADir + "/" + CAKey
+
 	// MaxParallelism bounds Options.Parallelism: the operator creates a Job and a Service per runner,
 	// so a typo such as 10000 would flood the namespace rather than fail.
 	MaxParallelism = 1000
@@ -64,10 +70,13 @@ type Options struct {
 	RunID        string         // the run's id: a label, and the testid tag of every sample
 	Env          []EnvVar       // plain name/value pairs given to k6, in the order given
 	SecretEnv    []SecretEnvVar // rendered as valueFrom.secretKeyRef
+	// CABundle, optional: a ConfigMap whose key CAKey holds the PEM CA bundle that verifies certctl's
+	// certificate, mounted at CADir in every runner.
+	CABundle string
 }
 
 // The env entries Render sets itself, in this order, ahead of Options.Env and Options.SecretEnv.
-var reservedEnv = []string{"POD_NAME", "LT_SEGMENT", "RESULTS_DIR", "RUN_ID", "K6_NO_USAGE_REPORT"}
+var reservedEnv = []string{"POD_NAME", "LT_SEGMENT", "RESULTS_DIR", "RUN_ID", "K6_NO_USAGE_REPORT", "SSL_CERT_FILE"}
 
 // The manifest's shape, in the field order a reader expects. Only the fields Render sets exist here:
 // the CRD has many more, and an unset one must stay absent (not null, not "") for the operator's
@@ -133,8 +142,12 @@ type (
 		Key  string `yaml:"key"`
 	}
 	volume struct {
-		Name                  string   `yaml:"name"`
-		PersistentVolumeClaim claimRef `yaml:"persistentVolumeClaim"`
+		Name                  string           `yaml:"name"`
+		PersistentVolumeClaim *claimRef        `yaml:"persistentVolumeClaim,omitempty"`
+		ConfigMap             *configMapVolume `yaml:"configMap,omitempty"`
+	}
+	configMapVolume struct {
+		Name string `yaml:"name"`
 	}
 	claimRef struct {
 		ClaimName string `yaml:"claimName"`
@@ -190,6 +203,14 @@ func Render(o Options) ([]byte, error) {
 	for _, e := range o.SecretEnv {
 		env = append(env, envVar{Name: e.Name, ValueFrom: &envVarSource{SecretKeyRef: &secretKeyRef{Name: e.SecretName, Key: e.Key}}})
 	}
+	volumes := []volume{{Name: "results", PersistentVolumeClaim: &claimRef{ClaimName: o.ResultsClaim}}}
+	mounts := []volumeMount{{Name: "results", MountPath: ResultsDir}}
+	if o.CABundle != "" {
+		// Go's TLS in k6 reads SSL_CERT_FILE in place of the system roots: the bundle alone is trusted.
+		env = append(env, envVar{Name: "SSL_CERT_FILE", Value: ptr(CAFile)})
+		volumes = append(volumes, volume{Name: "ca", ConfigMap: &configMapVolume{Name: o.CABundle}})
+		mounts = append(mounts, volumeMount{Name: "ca", MountPath: CADir})
+	}
 
 	m := testRun{
 		APIVersion: APIVersion,
@@ -219,8 +240,8 @@ func Render(o Options) ([]byte, error) {
 				}},
 				SecurityContext: podSecurity{FSGroup: K6GID},
 				Env:             env,
-				Volumes:         []volume{{Name: "results", PersistentVolumeClaim: claimRef{ClaimName: o.ResultsClaim}}},
-				VolumeMounts:    []volumeMount{{Name: "results", MountPath: ResultsDir}},
+				Volumes:         volumes,
+				VolumeMounts:    mounts,
 			},
 		},
 	}
@@ -296,6 +317,9 @@ func (o Options) Validate() error {
 		bad("Image %q contains white space", o.Image)
 	}
 	subdomain(&errs, "ResultsClaim", "PersistentVolumeClaim", o.ResultsClaim)
+	if o.CABundle != "" {
+		subdomain(&errs, "CABundle", "ConfigMap", o.CABundle)
+	}
 	// Scenario and RunID go into label values, into the file name the segment merge parses
 	// ("<scenario>@<segment>": no '@', no '/') and into the arguments (see Render): label-value
 	// characters are safe in all three.

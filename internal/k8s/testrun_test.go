@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -35,6 +36,7 @@ func options() Options {
 			{Name: "LT_NOTE", Value: "costs $5, not $(HOME)"},
 		},
 		SecretEnv: []SecretEnvVar{{Name: "CERTCTL_TOKEN", SecretName: "certctl-loadtest", Key: "token"}},
+		CABundle:  "lt-20260821-1200-ca",
 	}
 }
 
@@ -99,7 +101,7 @@ func TestRenderSemantics(t *testing.T) {
 			values[e.Name] = *e.Value
 		}
 	}
-	wantNames := "POD_NAME LT_SEGMENT RESULTS_DIR RUN_ID K6_NO_USAGE_REPORT CERTCTL_URL DURATION RATE_LIST_CERTIFICATES LT_NOTE CERTCTL_TOKEN"
+	wantNames := "POD_NAME LT_SEGMENT RESULTS_DIR RUN_ID K6_NO_USAGE_REPORT CERTCTL_URL DURATION RATE_LIST_CERTIFICATES LT_NOTE CERTCTL_TOKEN SSL_CERT_FILE"
 	if got := strings.Join(names, " "); got != wantNames {
 		t.Errorf("env order %q, want %q", got, wantNames)
 	}
@@ -116,6 +118,58 @@ func TestRenderSemantics(t *testing.T) {
 	}
 	if _, isSet := values["CERTCTL_TOKEN"]; isSet {
 		t.Error("CERTCTL_TOKEN has a plain value; it must come from the Secret only")
+	}
+	// k6 trusts the mounted bundle: the file SSL_CERT_FILE names is the ConfigMap's key, where it is mounted.
+	if values["SSL_CERT_FILE"] != CAFile || !strings.HasPrefix(CAFile, CADir+"/") || path.Base(CAFile) != CAKey {
+		t.Errorf("SSL_CERT_FILE = %q, the bundle is mounted at %s/%s", values["SSL_CERT_FILE"], CADir, CAKey)
+	}
+}
+
+// The CA bundle's ConfigMap is mounted where SSL_CERT_FILE points; without one, neither is there and
+// k6 trusts its image's roots.
+func TestRenderCABundle(t *testing.T) {
+	var m struct {
+		Spec struct {
+			Runner struct {
+				Env     []struct{ Name string }
+				Volumes []struct {
+					Name      string
+					ConfigMap *struct{ Name string } `yaml:"configMap"`
+				}
+				VolumeMounts []struct {
+					Name      string
+					MountPath string `yaml:"mountPath"`
+				} `yaml:"volumeMounts"`
+			}
+		}
+	}
+	if err := yaml.Unmarshal(render(t, options()), &m); err != nil {
+		t.Fatal(err)
+	}
+	r := m.Spec.Runner
+	if len(r.Volumes) != 2 || r.Volumes[1].Name != "ca" || r.Volumes[1].ConfigMap == nil || r.Volumes[1].ConfigMap.Name != "lt-20260821-1200-ca" {
+		t.Errorf("volumes %+v, want results and the ca ConfigMap", r.Volumes)
+	}
+	if len(r.VolumeMounts) != 2 || r.VolumeMounts[1] != (struct {
+		Name      string
+		MountPath string `yaml:"mountPath"`
+	}{"ca", CADir}) {
+		t.Errorf("mounts %+v, want ca at %s", r.VolumeMounts, CADir)
+	}
+
+	o := options()
+	o.CABundle = ""
+	out := render(t, o)
+	m.Spec.Runner.Volumes, m.Spec.Runner.VolumeMounts = nil, nil
+	if err := yaml.Unmarshal(out, &m); err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(out, []byte("SSL_CERT_FILE")) || len(m.Spec.Runner.Volumes) != 1 || len(m.Spec.Runner.VolumeMounts) != 1 {
+		t.Errorf("no CA bundle, yet:\n%s", out)
+	}
+	o.CABundle = "Not_A_Name"
+	if _, err := Render(o); err == nil || !strings.Contains(err.Error(), "CABundle") {
+		t.Errorf("CABundle %q: %v", o.CABundle, err)
 	}
 }
 
