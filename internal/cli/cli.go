@@ -257,7 +257,7 @@ func runOne(ctx context.Context, e Env, cmd string, cfg harness.Config) int {
 	if cfg.External != nil {
 		// Someone else's server: say what it is about to receive, and for how long, before any of it.
 		if rows, err := planRows(ctx, e, cfg); err == nil {
-			fmt.Fprintf(e.Stderr, "loadtest: TARGET=external: this load goes to %s, %s per scenario:\n%s", cfg.External.URL, cfg.Duration, docs.Plan(rows, false))
+			fmt.Fprintf(e.Stderr, "loadtest: TARGET=external: this load goes to %s, %s per scenario:\n%s", cfg.External.URL, cfg.Duration, docs.Plan(rows, false, true))
 		} else {
 			fmt.Fprintf(e.Stderr, "loadtest: TARGET=external: this load goes to %s, %s per scenario, at each scenario's rate (k6 inspect failed: %v)\n", cfg.External.URL, cfg.Duration, err)
 		}
@@ -372,7 +372,7 @@ func checkCmd(ctx context.Context, e Env, cfg harness.Config) int {
 		return harness.ExitBadInput
 	}
 	fmt.Fprintf(e.Stdout, "ok: tiers %s, %d scenarios, certctl %s, duration %s\n\n", strings.Join(cfg.Tiers, ","), len(cfg.Scenarios), target, cfg.Duration)
-	fmt.Fprint(e.Stdout, docs.Plan(rows, len(harness.OneAfterAnother(cfg)) > 1))
+	fmt.Fprint(e.Stdout, docs.Plan(rows, len(harness.OneAfterAnother(cfg)) > 1, cfg.External != nil))
 	if cfg.Segments > 1 {
 		fmt.Fprintf(e.Stdout, "each scenario runs as %d k6 processes, an execution segment each (%s …); their records are merged from the pooled samples\n",
 			cfg.Segments, strings.Join(harness.SegmentArgs(0, cfg.Segments), " "))

@@ -244,7 +244,8 @@ func Sync(root string, blocks map[string]string, docs []string, write bool) (sta
 
 // Plan renders the rows as `loadtest check` prints them: each scenario's load, when it starts and for
 // how long, then the longest start + duration: the load's wall time (every scenario runs at once).
-func Plan(rows []Row, oneAfterAnother bool) string {
+// external: the certctl is not the harness's, so no stack starts before the load.
+func Plan(rows []Row, oneAfterAnother, external bool) string {
 	var b strings.Builder
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "scenario\ttier\texecutor\tload\tstarts at\tduration\tVUs pre/max")
@@ -267,6 +268,10 @@ func Plan(rows []Row, oneAfterAnother bool) string {
 		perScript[r.Script] = max(perScript[r.Script], s+d)
 	}
 	tw.Flush()
+	if external {
+		fmt.Fprintf(&b, "\nload: %s from the first k6 start, all scenarios at once; no stack starts (the certctl is not the harness's); add setup and up to 15 s of graceful stop\n", longest)
+		return b.String()
+	}
 	if oneAfterAnother {
 		var total time.Duration
 		for _, d := range perScript {
