@@ -74,7 +74,7 @@ func k8sCmd(ctx context.Context, e Env, args []string) int {
 	archives := "lt-" + cfg.RunID + "-archives"
 
 	// What every runner's k6 reads besides the archive's frozen options: the target, the rows.
-	plain := []k8s.EnvVar{{Name: "CERTCTL_URL", Value: raw}}
+	plain := []k8s.EnvVar{{Name: "CERTCTL_URL", Value: raw}, {Name: "LT_TARGET", Value: "external"}}
 	for _, k := range []string{"LT_TEAM_ID", "LT_OWNER_ID", "LT_POLICY_ID", "LT_ISSUER_ID", "LT_PROFILE_ID"} {
 		plain = append(plain, k8s.EnvVar{Name: k, Value: envOr(e, k, harness.KnobDefault(k))})
 	}

@@ -95,8 +95,6 @@ var externalUnavailable = map[string]string{
 	PKITier:          "it reads the stack's CA and applies fixtures to certctl's database",
 	"bulk_renewal":   "it needs 10K certificates seeded straight into certctl's database",
 	"agent_storm":    "it needs 5K agents seeded straight into certctl's database",
-	"acme_burst":     "its renewal-info certificates are the stack's (tls-init)",
-	"acme_flow":      "its renewal-info certificates are the stack's (tls-init)",
 	"renewal_scan":   "it seeds due certificates into certctl's database",
 	"fleet_rotation": "it runs certctl's agents beside the server",
 }

@@ -3,7 +3,7 @@
 // (200 with a suggestedWindow expected) and a synthetic id (404 problem+json expected).
 import exec from 'k6/execution';
 import { defineScenario } from '../lib/scenario.js';
-import { acmeProbe, acmeIteration, loadCSRs, ACME_COUNTERS } from '../lib/acme.js';
+import { acmeProbe, acmeIteration, loadCSRs, ACME_COUNTERS, ARI_CERTIFICATES } from '../lib/acme.js';
 
 const s = defineScenario({
   name: 'acme_flow',
@@ -12,7 +12,7 @@ const s = defineScenario({
   // Three requests an iteration: 150 VUs ready from the start cover 1.5 s iterations; VUs k6 adds
   // mid-run start late and drop iterations.
   load: { executor: 'constant-arrival-rate', rate: 100, preAllocatedVUs: 150, maxVUs: 400 },
-  probe: acmeProbe(loadCSRs('/tls/ari', 8)),
+  probe: acmeProbe(loadCSRs('/tls/ari', ARI_CERTIFICATES)),
   counters: ACME_COUNTERS,
 });
 

@@ -8,7 +8,7 @@ import { acmeServerErrors, acmeRateLimitShapeOK, acmeRateLimitOther, acmeARILead
 import encoding from 'k6/encoding';
 import exec from 'k6/execution';
 import { probeCertctl } from './probe.js';
-import { ariCertID } from './der.js';
+import { ariCertID, newCSRPem } from './der.js';
 import { setupParams, registerAgent, issueWithCSR, untimedHeaders } from './certctl.js';
 
 const B64URL = /^[A-Za-z0-9_-]+$/;
@@ -138,6 +138,9 @@ export function syntheticARIID(n) {
   return `bG9hZHRlc3Qtbm8tc3VjaC1ha2k.${encoding.b64encode(serial.buffer, 'rawurl')}`;
 }
 
+// How many certificates renewal-info asks about: tls-init writes this many CSRs.
+export const ARI_CERTIFICATES = 8;
+
 // CSRs tls-init wrote for the ARI certificates (/tls/ari/<i>.csr, CN ari-<i>.loadtest.example.com).
 // Read at init, where k6 allows file access; absent (e.g. under `k6 inspect`) gives none.
 export function loadCSRs(dir, count) {
@@ -172,13 +175,28 @@ export function issueForARI(cfg, csrs) {
 export function acmeProbe(csrs) {
   return (cfg) => {
     const info = probeCertctl(cfg);
-    if (!csrs.length) return exec.test.abort('no CSRs under /tls/ari: tls-init writes them; is this the harness stack?');
-    try {
-      return Object.assign(info, { ari_certificates: issueForARI(cfg, csrs) });
-    } catch (e) {
-      return exec.test.abort(`issuing the certificates renewal-info asks about failed: ${e.message}`);
-    }
+    const issue = (list) => {
+      try {
+        return Object.assign(info, { ari_certificates: issueForARI(cfg, list) });
+      } catch (e) {
+        return exec.test.abort(`issuing the certificates renewal-info asks about failed: ${e.message}`);
+      }
+    };
+    if (csrs.length) return issue(csrs);
+    // An external certctl has no tls-init beside it: the same requests, each with a key made here.
+    if (__ENV.LT_TARGET === 'external') return freshCSRs(ARI_CERTIFICATES).then(issue);
+    return exec.test.abort('no CSRs under /tls/ari: tls-init writes them; is this the harness stack?');
   };
+}
+
+// freshCSRs(count): tls-init's certificate requests (CN ari-<i>.loadtest.example.com), new keys.
+async function freshCSRs(count) {
+  const out = [];
+  for (let i = 1; i <= count; i++) {
+    const cn = `ari-${i}.loadtest.example.com`;
+    out.push({ cn, pem: await newCSRPem(cn) });
+  }
+  return out;
 }
 
 // acmeIteration: one directory, one nonce, one renewal-info; renewal-info alternates between a

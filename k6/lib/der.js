@@ -137,6 +137,14 @@ export async function csrDER(pair, cn, names) {
   return seq(info, seq(OID_ECDSA_SHA256), tlv(0x03, bytes(0), ecdsaSigDER(rs)));
 }
 
+// newCSRPem(cn): a certificate request for cn (CN and DNS name) with a fresh P-256 key, as PEM.
+export async function newCSRPem(cn) {
+  const pair = await crypto.subtle.generateKey({ name: 'ECDSA', namedCurve: 'P-256' }, true, ['sign', 'verify']);
+  const der = await csrDER(pair, cn, [cn]);
+  const b64 = encoding.b64encode(der.buffer.slice(der.byteOffset, der.byteOffset + der.byteLength), 'std');
+  return `-----BEGIN CERTIFICATE REQUEST-----\n${b64.match(/.{1,64}/g).join('\n')}\n-----END CERTIFICATE REQUEST-----\n`;
+}
+
 // --- Reading a certificate: its names, and whether a CA signed it ---
 
 const OID_SAN_BYTES = [0x55, 0x1d, 0x11];

@@ -7,7 +7,7 @@ import { check } from 'k6';
 import exec from 'k6/execution';
 import encoding from 'k6/encoding';
 import { newAccountKey, jws, b64url } from './jose.js';
-import { csrDER, pemBlocks, certNames, signedBy } from './der.js';
+import { csrDER, newCSRPem, pemBlocks, certNames, signedBy } from './der.js';
 import { ocspRequest, parseOCSP, ocspVerified, saneTimes, parseCRL, crlVerified } from './ocsp.js';
 import { acmeBase } from './acme.js';
 import { probeCertctl } from './probe.js';
@@ -81,17 +81,6 @@ function readDirectory(cfg, p) {
     throw new Error(`the ACME directory of profile ${cfg.ids.profile} answered HTTP ${r.status} ${contentType(r)}: is CERTCTL_ACME_SERVER_ENABLED set and the profile seeded?`);
   }
   return d;
-}
-
-function pemCSR(der) {
-  const b64 = b64url(der).replace(/-/g, '+').replace(/_/g, '/');
-  const padded = b64 + '='.repeat((4 - (b64.length % 4)) % 4);
-  return `-----BEGIN CERTIFICATE REQUEST-----\n${padded.match(/.{1,64}/g).join('\n')}\n-----END CERTIFICATE REQUEST-----\n`;
-}
-
-export async function newCSRPem(cn) {
-  const pair = await crypto.subtle.generateKey({ name: 'ECDSA', namedCurve: 'P-256' }, true, ['sign', 'verify']);
-  return pemCSR(await csrDER(pair, cn, [cn]));
 }
 
 function issuancePath() {

@@ -2,14 +2,14 @@
 // from 200 VUs in a closed loop for the whole duration. Counts 5xx and the shape of every 429.
 import exec from 'k6/execution';
 import { defineScenario } from '../lib/scenario.js';
-import { acmeProbe, acmeIteration, loadCSRs, ACME_COUNTERS } from '../lib/acme.js';
+import { acmeProbe, acmeIteration, loadCSRs, ACME_COUNTERS, ARI_CERTIFICATES } from '../lib/acme.js';
 
 const s = defineScenario({
   name: 'acme_burst',
   tier: 'scale',
   budget: 'acme_burst',
   load: { executor: 'constant-vus', vus: 200 },
-  probe: acmeProbe(loadCSRs('/tls/ari', 8)),
+  probe: acmeProbe(loadCSRs('/tls/ari', ARI_CERTIFICATES)),
   counters: ACME_COUNTERS,
 });
 

@@ -10,7 +10,7 @@ import { metricOf, resultsBytes, diskShortfall } from '../lib/scenario.js';
 import { untimedHeaders, UNTIMED_HEADER } from '../lib/certctl.js';
 import { recordKey } from '../lib/summary.js';
 import { thumbprintInput, thumbprint, newAccountKey, jws } from '../lib/jose.js';
-import { tlv, ecdsaSigDER, csrDER, certNames, signedBy, pemBlocks, readTLV, children } from '../lib/der.js';
+import { tlv, ecdsaSigDER, csrDER, newCSRPem, certNames, signedBy, pemBlocks, readTLV, children } from '../lib/der.js';
 import encoding from 'k6/encoding';
 import { ocspRequest, parseOCSP, ocspVerified, saneTimes, parseCRL, crlVerified } from '../lib/ocsp.js';
 import { parseTime, deployTrends, deployConfig, failedCounter, TYPES, DEPLOY_COUNTERS } from '../lib/deploy.js';
@@ -268,6 +268,15 @@ async function testPKI() {
   put(csig[0], 0);
   put(csig[1], 32);
   truthy('CSR signature verifies over its info', await crypto.subtle.verify({ name: 'ECDSA', hash: 'SHA-256' }, key.pair.publicKey, raw, info));
+
+  // An external target's ARI requests: PEM that openssl would read (64-column base64 lines), a CSR inside.
+  const pem = await newCSRPem('ari-1.loadtest.example.com');
+  const lines = pem.trim().split('\n');
+  eq('CSR PEM: armour', [lines[0], lines[lines.length - 1]], ['-----BEGIN CERTIFICATE REQUEST-----', '-----END CERTIFICATE REQUEST-----']);
+  truthy('CSR PEM: 64-column lines', lines.slice(1, -2).every((l) => l.length === 64) && lines[lines.length - 2].length <= 64);
+  const pder = new Uint8Array(encoding.b64decode(lines.slice(1, -1).join(''), 'std'));
+  eq('CSR PEM: a CSR inside', children(pder, readTLV(pder, 0)).map((p) => p.tag), [0x30, 0x30, 0x03]);
+  truthy('CSR PEM: for its name', new TextDecoder().decode(pder).includes('ari-1.loadtest.example.com'));
 
   const [ecLeaf] = pemBlocks(PKI['ec-leaf']);
   const [ecCA] = pemBlocks(PKI['ec-ca']);

@@ -147,14 +147,15 @@ func TestExternalTarget(t *testing.T) {
 	wantCode(t, r, 0)
 	wantOutput(t, r, `seed-external: issuer lt-issuer-local exists, left as it is`)
 
-	// The default tiers: the API tier runs, the connector tier is said to be unavailable.
-	r = loadtestRun(t, extEnv("DURATION=30s", "RATE_ISSUANCE_ACCEPTANCE=5", "RATE_LIST_CERTIFICATES=10"))
+	// The default tiers and ACME: the API tier and acme_flow run (its renewal-info certificates issued
+	// from requests k6 makes itself), the connector tier is said to be unavailable.
+	r = loadtestRun(t, extEnv("TIER=api,connector,acme", "DURATION=30s", "RATE_ISSUANCE_ACCEPTANCE=5", "RATE_LIST_CERTIFICATES=10", "RATE_ACME_FLOW=5"))
 	wantCode(t, r, 0)
 	wantOutput(t, r, `against the external certctl at https://certctl-server:8443, 30s per scenario; no stack is started`)
 	wantOutput(t, r, `unavailable against an external certctl: nginx \(its targets are the harness's own TLS sidecars, not certctl\)`)
 	wantOutput(t, r, `certctl at https://certctl-server:8443 \(external: not started by the harness\)`)
-	if got := len(r.summary.Scenarios); got != 2 {
-		t.Fatalf("%d scenarios ran, want the API tier's 2", got)
+	if got := len(r.summary.Scenarios); got != 3 {
+		t.Fatalf("%d scenarios ran, want the API tier's 2 and acme_flow", got)
 	}
 	for _, sc := range r.summary.Scenarios {
 		if sc.Record == nil || sc.Record.Requests < 100 {
