@@ -354,6 +354,13 @@ func totals(sc Scenario) (line, note string) {
 	if sc.Record.Counters["stolen"] > 0 {
 		notes = append(notes, "stolen: deployment jobs still Pending or Running when the loop gave up; at a job processor interval under the agents' 30 s poll they are claimed by certctl's job processor and never run — docs/certctl-findings.md#job-processor-steals")
 	}
+	if sc.Record.Counters["ari_other_issuer_404"] > 0 {
+		issuers := "several"
+		if n, ok := setupValue(sc.Record, "ari_issuers").(float64); ok {
+			issuers = fmt.Sprintf("%.0f", n)
+		}
+		notes = append(notes, "ari_other_issuer_404: renewal-info answered 404 for a certificate it issued because certctl looks the serial up under an arbitrary one of its "+issuers+" issuers — certctl's bug, docs/certctl-findings.md#ari-any-issuer; counted apart, not as a harness failure")
+	}
 	if sc.Record.Counters["ari_leading_zero_404"] > 0 {
 		notes = append(notes, "ari_leading_zero_404: renewal-info answered 404 for a certificate it issued whose serial starts with 0 — certctl's known bug, docs/certctl-findings.md#ari-leading-zero; counted apart, not as a harness failure")
 	}

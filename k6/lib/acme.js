@@ -4,18 +4,19 @@
 // answers /acme/* with a 200 HTML page (docs/certctl-findings.md#dashboard-mode).
 import http from 'k6/http';
 import { check } from 'k6';
-import { acmeServerErrors, acmeRateLimitShapeOK, acmeRateLimitOther, acmeARILeadingZero404 } from './metrics.js';
+import { acmeServerErrors, acmeRateLimitShapeOK, acmeRateLimitOther, acmeARILeadingZero404, acmeARIOtherIssuer404 } from './metrics.js';
 import encoding from 'k6/encoding';
 import exec from 'k6/execution';
 import { probeCertctl } from './probe.js';
 import { ariCertID, newCSRPem } from './der.js';
-import { setupParams, registerAgent, issueWithCSR, untimedHeaders } from './certctl.js';
+import { json, setupParams, registerAgent, issueWithCSR, untimedHeaders } from './certctl.js';
 
 const B64URL = /^[A-Za-z0-9_-]+$/;
 
 // What an ACME scenario records besides k6's own metrics (declared in metrics.js).
 export const ACME_COUNTERS = Object.freeze({
   ari_leading_zero_404: acmeARILeadingZero404,
+  ari_other_issuer_404: acmeARIOtherIssuer404,
   server_errors: acmeServerErrors,
   rate_limit_shape_ok: acmeRateLimitShapeOK,
   rate_limit_other: acmeRateLimitOther,
@@ -88,10 +89,14 @@ export function renewalInfo(cfg, cert) {
     });
     return r;
   }
-  const expected = cert.leadingZero ? [200, 404] : [200];
+  const expected = cert.leadingZero || cert.manyIssuers ? [200, 404] : [200];
   const r = account(http.get(`${acmeBase(cfg)}/renewal-info/${cert.id}`, params(cfg, 'renewal_info', expected, { ari: 'known' })));
   if (cert.leadingZero && r.status === 404) {
     acmeARILeadingZero404.add(1);
+    return r;
+  }
+  if (cert.manyIssuers && r.status === 404) {
+    acmeARIOtherIssuer404.add(1);
     return r;
   }
   check(r, {
@@ -157,17 +162,28 @@ export function loadCSRs(dir, count) {
 
 // issueForARI issues one certificate per CSR through the agent CSR path and returns what
 // renewal-info needs. Throws a sentence on the first failure.
-export function issueForARI(cfg, csrs) {
+export function issueForARI(cfg, csrs, issuers) {
   const p = setupParams(cfg);
   // Every process of a split load (execution segments) runs this setup: each issues its own.
   const tag = cfg.segmentId ? `${cfg.runId}-${cfg.segmentId.toLowerCase()}` : cfg.runId;
   const agentID = registerAgent(cfg, `lt-ari-${tag}`, p);
+  // certctl looks a renewal-info serial up under whichever issuer its registry yields first, so with
+  // more than one a certificate it issued is found only some of the time (docs/certctl-findings.md#ari-any-issuer).
+  const manyIssuers = issuers > 1;
   return csrs.map((c, i) => {
     const id = `lt-ari-${tag}-${i}`;
     const v = issueWithCSR(cfg, agentID, id, c, p);
     const ari = ariCertID(v.pem_chain);
-    return { known: true, id: ari.id, certificate_id: id, serial: v.serial_number, leadingZero: /^0/.test(v.serial_number) };
+    return { known: true, id: ari.id, certificate_id: id, serial: v.serial_number, leadingZero: /^0/.test(v.serial_number), manyIssuers };
   });
+}
+
+// issuerCount: the issuers certctl has enabled (its registry holds those).
+export function issuerCount(cfg, p) {
+  const res = http.get(`${cfg.baseUrl}/api/v1/issuers?per_page=500`, Object.assign({}, p, { tags: { phase: 'setup', name: 'GET /api/v1/issuers' } }));
+  const body = res.status === 200 ? json(res) : null;
+  if (!body || !Array.isArray(body.data)) throw new Error(`listing issuers answered HTTP ${res.status}: ${String(res.body).slice(0, 200)}`);
+  return body.data.filter((i) => i.enabled !== false).length;
 }
 
 // acmeProbe: setup() of the ACME scenarios. Probes certctl, then issues the certificates renewal-info
@@ -177,7 +193,8 @@ export function acmeProbe(csrs) {
     const info = probeCertctl(cfg);
     const issue = (list) => {
       try {
-        return Object.assign(info, { ari_certificates: issueForARI(cfg, list) });
+        const issuers = issuerCount(cfg, setupParams(cfg));
+        return Object.assign(info, { ari_issuers: issuers, ari_certificates: issueForARI(cfg, list, issuers) });
       } catch (e) {
         return exec.test.abort(`issuing the certificates renewal-info asks about failed: ${e.message}`);
       }

@@ -33,6 +33,9 @@ export const acmeRateLimitOther = declare(Counter, 'acme_rate_limit_other');
 // Renewal-info 404s for real certificates whose serial starts with a zero hex digit
 // (docs/certctl-findings.md#ari-leading-zero), counted apart so the cause is named.
 export const acmeARILeadingZero404 = declare(Counter, 'acme_ari_leading_zero_404');
+// Renewal-info 404s for real certificates on a certctl with more than one issuer: it looks the serial
+// up under an arbitrary one (docs/certctl-findings.md#ari-any-issuer), counted apart so the cause is named.
+export const acmeARIOtherIssuer404 = declare(Counter, 'acme_ari_other_issuer_404');
 
 // Bulk renewal: the totals certctl answers with, summed over the run.
 export const bulkRenewMatched = declare(Counter, 'bulk_renew_matched');

@@ -161,7 +161,14 @@ func TestExternalTarget(t *testing.T) {
 		if sc.Record == nil || sc.Record.Requests < 100 {
 			t.Errorf("%s: %+v", sc.Name, sc.Record)
 		}
+		// certctl on an empty database seeds three issuers and seed-external adds one: renewal-info looks
+		// a serial up under an arbitrary one, so some answers for the certificates it issued are 404s,
+		// counted apart and named (docs/certctl-findings.md#ari-any-issuer).
+		if sc.Name == "acme_flow" && (sc.Record == nil || sc.Record.Counters["ari_other_issuer_404"] == 0) {
+			t.Errorf("acme_flow counted no renewal-info 404 under another of certctl's issuers: %+v", sc.Record)
+		}
 	}
+	wantOutput(t, r, `ari_other_issuer_404: renewal-info answered 404 for a certificate it issued because certctl looks the serial up under an arbitrary one of its 4 issuers`)
 	if r.summary.Run.Config["CERTCTL_API_KEY"] != "" || strings.Contains(mustRead(t, filepath.Join(r.dir, "run.json")), "lt-external-key") {
 		t.Error("run.json holds the API key")
 	}
