@@ -73,8 +73,9 @@ func TestEveryKnobIsDocumented(t *testing.T) {
 	}
 	// Set for the containers, not read from the caller: not knobs.
 	notKnobs := map[string]bool{"PGPASSWORD": true, "RESULTS_DIR": false, "SSL_CERT_FILE": true, "LOADTEST_GOAL": true, "RUN_DIR": true, "LT_OWNER": true, "PG_SHARED_PRELOAD": true, "COLLECT_STATEMENTS": true,
-		// Set by loadtest for k6 and compose, from the knobs: a segment's name, TARGET=external's TLS settings.
-		"LT_SEGMENT": true, "LT_SSL_CERT_FILE": true, "LT_CA_BUNDLE": true, "LT_INSECURE_SKIP_TLS_VERIFY": true}
+		// Set by loadtest for k6 and compose, from the knobs: a segment's name, TARGET=external's TLS settings
+		// and its k6's LT_TARGET (compose.external.yml, the k8s TestRun).
+		"LT_SEGMENT": true, "LT_SSL_CERT_FILE": true, "LT_CA_BUNDLE": true, "LT_INSECURE_SKIP_TLS_VERIFY": true, "LT_TARGET": true}
 	reads := map[string]*regexp.Regexp{
 		"k6/lib/*.js":           regexp.MustCompile(`(?:env|__ENV)(?:\.([A-Z][A-Z0-9_]+)|\[\x60([A-Z_]+)\$)`),
 		"k6/*/*.js":             regexp.MustCompile(`__ENV\.([A-Z][A-Z0-9_]+)`),

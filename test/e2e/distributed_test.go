@@ -259,11 +259,13 @@ func TestExternalTarget(t *testing.T) {
 		psql("SELECT count(*) FROM managed_certificates WHERE id LIKE 'lt-%' OR name LIKE 'lt-%'"), psql("SELECT count(*) FROM audit_events"))
 	for table, q := range map[string]string{
 		"certificates not archived": "SELECT count(*) FROM managed_certificates WHERE (id LIKE 'lt-%' OR name LIKE 'lt-%') AND status <> 'Archived'",
-		"teams":                     "SELECT count(*) FROM teams WHERE id LIKE 'lt-%'",
-		"owners":                    "SELECT count(*) FROM owners WHERE id LIKE 'lt-%'",
-		"certificate profiles":      "SELECT count(*) FROM certificate_profiles WHERE id LIKE 'lt-%'",
-		"issuers":                   "SELECT count(*) FROM issuers WHERE id LIKE 'lt-%'",
-		"renewal policies":          "SELECT count(*) FROM renewal_policies WHERE id LIKE 'lt-%'",
+		// certctl retires an agent on DELETE: the row stays, with retired_at set.
+		"agents not retired":   "SELECT count(*) FROM agents WHERE (id LIKE 'lt-%' OR name LIKE 'lt-%') AND retired_at IS NULL",
+		"teams":                "SELECT count(*) FROM teams WHERE id LIKE 'lt-%'",
+		"owners":               "SELECT count(*) FROM owners WHERE id LIKE 'lt-%'",
+		"certificate profiles": "SELECT count(*) FROM certificate_profiles WHERE id LIKE 'lt-%'",
+		"issuers":              "SELECT count(*) FROM issuers WHERE id LIKE 'lt-%'",
+		"renewal policies":     "SELECT count(*) FROM renewal_policies WHERE id LIKE 'lt-%'",
 	} {
 		if n := psql(q); n != "0" {
 			t.Errorf("after clean-external, %s: %s of the harness's rows left", table, n)
