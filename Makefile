@@ -11,7 +11,7 @@ MAKEFLAGS += --no-print-directory
 LOADTEST := bin/loadtest
 GO_SOURCES := $(shell find cmd internal -name '*.go' 2>/dev/null) go.mod go.sum
 
-.PHONY: help seed-external clean-external k8s collect capacity compare compare-builds baseline loadtest loadtest-acme loadtest-deploy loadtest-pki loadtest-limiter certctl-images spotcheck loadtest-scale loadtest-scale-bulk loadtest-scale-acme loadtest-scale-agent check report docs images test test-unit test-browser test-k6 test-e2e test-workflow clean deps
+.PHONY: help seed-external clean-external k8s collect capacity compare compare-builds baseline loadtest loadtest-acme loadtest-deploy loadtest-pki loadtest-limiter certctl-images spotcheck loadtest-scale loadtest-scale-bulk loadtest-scale-acme loadtest-scale-agent check report docs images test test-full test-unit test-browser test-k6 test-e2e test-e2e-full test-workflow clean deps
 
 # The common knobs `make help` prints: rendered from internal/harness/knobs.go by `make docs` (a test
 # fails when this block is stale), so help needs no build.
@@ -113,7 +113,9 @@ docs: $(LOADTEST) ## Regenerate the tables in the docs from the code (k6 inspect
 images: ## Build the offline stand-ins of every image (cached; FORCE=1 rebuilds)
 	@images/build.sh
 
-test: images lint-workflows test-unit test-browser test-k6 test-e2e test-workflow ## The whole test suite (what .ci/run calls)
+test: images lint-workflows test-unit test-browser test-k6 test-e2e test-workflow ## The gate (what .ci/run calls, under 20 minutes): unit, browser, k6, workflow, and the e2e tests of the gate (test/e2e/gate_test.go)
+
+test-full: images lint-workflows test-unit test-browser test-k6 test-e2e-full test-workflow ## Every test: the gate's, and every e2e breach, fault and statistic on live stacks (about an hour on 2 CPUs; before resolving a change to a tier or the run path)
 
 .PHONY: lint-workflows
 lint-workflows: ## Lint the GitHub workflows (actionlint, pinned in go.mod)
@@ -128,8 +130,12 @@ test-browser: ## A run's index.html in headless Chromium (make deps installs it)
 test-k6: ## k6 library modules tested under k6 itself
 	go tool k6 run --quiet --no-color k6/test/lib.test.js
 
-test-e2e: $(LOADTEST) ## The harness end to end on the offline images against the real certctl in CERTCTL_DIST
-	go test -count=1 -parallel 3 -timeout 80m ./test/e2e/
+test-e2e: $(LOADTEST) ## The gate's e2e tests (short mode: the tests gate_test.go plans, which TestGatePlan holds to 10 minutes) against the real certctl in CERTCTL_DIST
+	go test -count=1 -short -parallel 3 -timeout 30m ./test/e2e/
+
+test-e2e-full: $(LOADTEST) ## Every e2e test against the real certctl in CERTCTL_DIST, after the plan of the gate's part; fails when a threshold was never breached
+	go test -count=1 -short -run '^TestGatePlan$$' -v ./test/e2e/ | sed -n '/runs as planned/,/^planned:/p'
+	go test -count=1 -parallel 3 -timeout 120m ./test/e2e/
 
 test-workflow: ## Run .github/workflows/loadtest.yml's jobs on this host with act (tools/act), offline, against CERTCTL_DIST
 	go test -count=1 -parallel 2 -timeout 20m ./test/workflow/

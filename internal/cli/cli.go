@@ -380,6 +380,24 @@ func checkCmd(ctx context.Context, e Env, cfg harness.Config) int {
 	return harness.ExitOK
 }
 
+// PlanStacks is what `loadtest run` (or spotcheck) would do with e's environment, without doing it:
+// the load each of its stacks carries, as check plans it (k6 inspect of each selected scenario).
+func PlanStacks(ctx context.Context, e Env, cmd string) ([]time.Duration, error) {
+	load := harness.Load
+	if cmd == "spotcheck" {
+		load = harness.LoadSpotchecks
+	}
+	cfg, err := load(e.Root, e.Getenv, e.Now())
+	if err != nil {
+		return nil, err
+	}
+	rows, err := planRows(ctx, e, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return docs.Stacks(rows, len(harness.OneAfterAnother(cfg)) > 1), nil
+}
+
 // planRows is each selected scenario's load as k6 inspect resolves it with the run's knobs.
 func planRows(ctx context.Context, e Env, cfg harness.Config) ([]docs.Row, error) {
 	// What the run gives each k6 (k6 inspect reads no system variable unless told).

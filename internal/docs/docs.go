@@ -243,14 +243,12 @@ func Sync(root string, blocks map[string]string, docs []string, write bool) (sta
 }
 
 // Plan renders the rows as `loadtest check` prints them: each scenario's load, when it starts and for
-// how long, then the longest start + duration: the load's wall time (every scenario runs at once).
+// how long, then the load's wall time (Stacks).
 // external: the certctl is not the harness's, so no stack starts before the load.
 func Plan(rows []Row, oneAfterAnother, external bool) string {
 	var b strings.Builder
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "scenario\ttier\texecutor\tload\tstarts at\tduration\tVUs pre/max")
-	var longest time.Duration
-	perScript := map[string]time.Duration{}
 	for _, r := range rows {
 		load := fmt.Sprintf("%g per %s", r.Rate, r.TimeUnit)
 		vus := fmt.Sprintf("%d/%d", r.PreVUs, r.MaxVUs)
@@ -260,28 +258,52 @@ func Plan(rows []Row, oneAfterAnother, external bool) string {
 		if r.Executor == "per-vu-iterations" {
 			load, vus = fmt.Sprintf("%d×%d iterations, once", r.VUs, r.Iterations), fmt.Sprintf("%d", r.VUs)
 		}
-		start := orZero(r.StartTime)
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Scenario, r.Tier, r.Executor, load, start, r.Duration, vus)
-		s, _ := time.ParseDuration(start)
-		d, _ := time.ParseDuration(r.Duration)
-		longest = max(longest, s+d)
-		perScript[r.Script] = max(perScript[r.Script], s+d)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Scenario, r.Tier, r.Executor, load, orZero(r.StartTime), r.Duration, vus)
 	}
 	tw.Flush()
+	loads := Stacks(rows, oneAfterAnother)
 	if external {
-		fmt.Fprintf(&b, "\nload: %s from the first k6 start, all scenarios at once; no stack starts (the certctl is not the harness's); add setup and up to 15 s of graceful stop\n", longest)
+		fmt.Fprintf(&b, "\nload: %s from the first k6 start, all scenarios at once; no stack starts (the certctl is not the harness's); add setup and up to 15 s of graceful stop\n", loads[0])
 		return b.String()
 	}
 	if oneAfterAnother {
 		var total time.Duration
-		for _, d := range perScript {
+		for _, d := range loads {
 			total += d
 		}
 		fmt.Fprintf(&b, "\nload: %s in all, one script after another, each on a fresh stack; add each stack's start (tens of seconds, more with a large seed), setup and up to 15 s of graceful stop\n", total)
 		return b.String()
 	}
-	fmt.Fprintf(&b, "\nload: %s from the first k6 start, all scenarios at once; add the stack's start (tens of seconds), setup and up to 15 s of graceful stop\n", longest)
+	fmt.Fprintf(&b, "\nload: %s from the first k6 start, all scenarios at once; add the stack's start (tens of seconds), setup and up to 15 s of graceful stop\n", loads[0])
 	return b.String()
+}
+
+// Stacks is the load each stack of a run carries, from its first k6 start to its last scenario's end:
+// one stack whose scenarios run at once, or (oneAfterAnother) a fresh stack per script, in the rows'
+// order. The e2e gate's budget (test/e2e TestGatePlan) is planned from it.
+func Stacks(rows []Row, oneAfterAnother bool) []time.Duration {
+	var order []string
+	perScript := map[string]time.Duration{}
+	for _, r := range rows {
+		s, _ := time.ParseDuration(orZero(r.StartTime))
+		d, _ := time.ParseDuration(r.Duration)
+		if _, ok := perScript[r.Script]; !ok {
+			order = append(order, r.Script)
+		}
+		perScript[r.Script] = max(perScript[r.Script], s+d)
+	}
+	if !oneAfterAnother {
+		var longest time.Duration
+		for _, d := range perScript {
+			longest = max(longest, d)
+		}
+		return []time.Duration{longest}
+	}
+	loads := make([]time.Duration, len(order))
+	for i, s := range order {
+		loads[i] = perScript[s]
+	}
+	return loads
 }
 
 func orZero(d string) string {

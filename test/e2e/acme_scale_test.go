@@ -15,6 +15,7 @@ const acmeRoutes = "GET /acme/profile/lt-profile/directory,HEAD /acme/profile/lt
 
 // The ACME tier against the real certctl: green, and each threshold breached by a run built for it.
 func TestACMEFlow(t *testing.T) {
+	e2e(t)
 	t.Parallel()
 	cases := []struct {
 		name string
@@ -67,6 +68,7 @@ func hasRule(fs []diagnosis.Finding, rule string) bool {
 // independent), each budget shown able to fail. Not parallel, as the next test: acme_burst is a closed
 // loop that takes every cycle left on the box, and would starve a green run beside it.
 func TestScaleScenarios(t *testing.T) {
+	e2e(t)
 	// Heartbeats of the seeded agents only: registering the ARI agent in setup must not fail.
 	const scaleRoutes = "POST /api/v1/certificates/bulk-renew,POST /api/v1/agents/lt-agent-"
 	cases := []struct {
@@ -130,6 +132,7 @@ func TestScaleScenarios(t *testing.T) {
 // certctl's limiter answers /acme with a text/plain 429 (docs/certctl-findings.md#rate-limiter): the burst counts it as the
 // wrong shape, and never as the RFC 8555 one.
 func TestACMEBurstCountsRateLimitShapes(t *testing.T) {
+	e2e(t)
 	r := loadtestRun(t, stackEnv(t, "TIER=scale", "SCENARIOS=acme_burst", "DURATION=8s", "VUS_ACME_BURST=50", "CERTCTL_RATE_LIMIT_ENABLED=true"))
 	for _, sc := range r.summary.Scenarios {
 		if sc.Name != "acme_burst" || sc.Record == nil {
@@ -146,6 +149,7 @@ func TestACMEBurstCountsRateLimitShapes(t *testing.T) {
 // Seeds applied by the scale tier: a failing fixture stops the run before any k6 container starts,
 // and the SQL error is shown.
 func TestFailingSeedStopsTheRun(t *testing.T) {
+	e2e(t)
 	t.Parallel()
 	dir := filepath.Join(root, "test", "e2e", "testdata", "seed-missing-base")
 	r := loadtestRun(t, stackEnv(t, "TIER=scale", "SCENARIOS=bulk_renewal", "SEED_DIR="+dir))
@@ -162,6 +166,7 @@ func TestFailingSeedStopsTheRun(t *testing.T) {
 // (docs/certctl-findings.md#rate-limiter): the RFC 8555 shape budgets fail on every certctl to date, and
 // faults on new-nonce breach the rest.
 func TestLimiterTier(t *testing.T) {
+	e2e(t)
 	t.Parallel()
 	const nonce = "GET /acme/profile/lt-profile/new-nonce"
 	cases := []struct {

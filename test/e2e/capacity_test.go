@@ -16,6 +16,7 @@ import (
 // VUs and 300 ms added to every list call carry at most about 6.6 calls a second, so 8/s drops iterations
 // (confirmed by its repeat) and the search bisects below it.
 func TestCapacityFindsTheKnee(t *testing.T) {
+	e2e(t)
 	t.Parallel()
 	results := t.TempDir()
 	r := run(t, append(stackEnv(t), "RESULTS_DIR="+results, "SCENARIO=list_certificates", "CAPACITY_START=4", "CAPACITY_MAX=8",
@@ -60,6 +61,7 @@ func TestCapacityFindsTheKnee(t *testing.T) {
 // audit chain makes every API and ACME scenario's median many times slower, and compare must say so
 // with the statement that took the time.
 func TestCompareBuildsNamesTheRegression(t *testing.T) {
+	e2e(t)
 	next := os.Getenv("CERTCTL_NEXT_DIST")
 	if next == "" {
 		t.Skip("CERTCTL_NEXT_DIST is not set: no second certctl build to compare the release with")

@@ -15,6 +15,7 @@ func connectorEnv(t *testing.T, extra ...string) []string {
 
 // Each connector threshold is breached by a run built for it, for every target type.
 func TestConnectorThresholdsCanFail(t *testing.T) {
+	e2e(t)
 	t.Parallel()
 	perTarget := func(format string) []string {
 		var env []string
@@ -86,6 +87,7 @@ var (
 
 // A sidecar that dies fails its own scenario; the other targets still run and report.
 func TestConnectorSidecarDown(t *testing.T) {
+	e2e(t)
 	t.Parallel()
 	id := newRunID()
 	r := runDuring(t, connectorEnv(t, "DURATION=10s", "RUN_ID="+id), func(*os.Process) {

@@ -16,11 +16,49 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
+// One scenario as two execution segments against the real certctl (the gate's run of --segments): both
+// k6 processes ran their share, the merged record counts every iteration of the arrival rate, its
+// latency is every request's, and each segment's files are kept beside the merged ones.
+func TestSegmentsMerge(t *testing.T) {
+	e2e(t)
+	t.Parallel()
+	two := run(t, stackEnv(t, "SCENARIOS=list_certificates", "DURATION=20s", "RATE_LIST_CERTIFICATES=10"), loadtest, "run", "--segments", "2")
+	wantCode(t, two, 0)
+	b := wantMerged(t, two)
+	// 10/s for 20 s is 200 iterations, whoever sends them (two of margin for the last in flight).
+	if math.Abs(b.Iterations-200) > 4 {
+		t.Errorf("two segments ran %v iterations of 10/s for 20 s", b.Iterations)
+	}
+}
+
+// wantMerged checks a two-segment run's merged record and files, and returns the record.
+func wantMerged(t *testing.T, two result) *report.Record {
+	t.Helper()
+	b := two.summary.Scenarios[0].Record
+	if b == nil || len(b.Segments) != 2 || b.Segments[0].Segment != "0:1/2" || b.Segments[1].Segment != "1/2:1" {
+		t.Fatalf("segments: %+v", b)
+	}
+	if b.Segments[0].Iterations+b.Segments[1].Iterations != b.Iterations || b.Segments[0].Iterations == 0 || b.Segments[1].Iterations == 0 {
+		t.Errorf("segments' iterations %+v against the merged %v", b.Segments, b.Iterations)
+	}
+	if b.DroppedIterations != 0 || b.LatencySamples == nil || *b.LatencySamples != b.Requests {
+		t.Errorf("merged record: dropped %v, latency samples %v of %v requests", b.DroppedIterations, b.LatencySamples, b.Requests)
+	}
+	wantOutput(t, two, `scenario list_certificates: merged 2 segments \(1of2 0:1/2 \d+ iterations; 2of2 1/2:1 \d+ iterations\): thresholds held on the pooled samples`)
+	for _, f := range []string{"raw/list_certificates.json.gz", "raw/segments/list_certificates@1of2.json.gz", "scenarios/segments/list_certificates@2of2.json", "dashboard/segments/list_certificates@1of2.html"} {
+		if _, err := os.Stat(filepath.Join(two.dir, f)); err != nil {
+			t.Errorf("the split run has no %s: %v", f, err)
+		}
+	}
+	return b
+}
+
 // The same load as one k6 process and as two execution segments, against the real certctl: the split
 // must send as many requests at the same rate, and its merged percentiles must be the same load's.
 // "Within noise" is `loadtest compare`'s own test (95 % bootstrap intervals over 10 s blocks of the raw
 // samples, and its 10 % noise floor): every metric of the pair must come out "no significant change".
 func TestSegments(t *testing.T) {
+	e2e(t)
 	t.Parallel()
 	alone(t) // latency against latency: the two runs must see the same machine
 	env := func(extra ...string) []string {
@@ -30,13 +68,7 @@ func TestSegments(t *testing.T) {
 	wantCode(t, one, 0)
 	two := run(t, env(), loadtest, "run", "--segments", "2")
 	wantCode(t, two, 0)
-	a, b := one.summary.Scenarios[0].Record, two.summary.Scenarios[0].Record
-	if len(b.Segments) != 2 || b.Segments[0].Segment != "0:1/2" || b.Segments[1].Segment != "1/2:1" {
-		t.Fatalf("segments: %+v", b.Segments)
-	}
-	if b.Segments[0].Iterations+b.Segments[1].Iterations != b.Iterations || b.Segments[0].Iterations == 0 || b.Segments[1].Iterations == 0 {
-		t.Errorf("segments' iterations %+v against the merged %v", b.Segments, b.Iterations)
-	}
+	a, b := one.summary.Scenarios[0].Record, wantMerged(t, two)
 	// An arrival-rate load: 40/s for 120 s is 4800 iterations, whoever sends them (1 % and two iterations
 	// of margin for the last in flight).
 	for _, r := range []struct {
@@ -45,15 +77,6 @@ func TestSegments(t *testing.T) {
 	}{{"iterations", a.Iterations, b.Iterations}, {"requests", a.Requests, b.Requests}, {"achieved rate", a.AchievedRatePerS, b.AchievedRatePerS}} {
 		if math.Abs(r.a-r.b) > 0.01*r.a+2 {
 			t.Errorf("%s: one process %v, two segments %v", r.what, r.a, r.b)
-		}
-	}
-	if b.DroppedIterations != 0 || b.LatencySamples == nil || *b.LatencySamples != b.Requests {
-		t.Errorf("merged record: dropped %v, latency samples %v of %v requests", b.DroppedIterations, b.LatencySamples, b.Requests)
-	}
-	wantOutput(t, two, `scenario list_certificates: merged 2 segments \(1of2 0:1/2 \d+ iterations; 2of2 1/2:1 \d+ iterations\): thresholds held on the pooled samples`)
-	for _, f := range []string{"raw/list_certificates.json.gz", "raw/segments/list_certificates@1of2.json.gz", "scenarios/segments/list_certificates@2of2.json", "dashboard/segments/list_certificates@1of2.html"} {
-		if _, err := os.Stat(filepath.Join(two.dir, f)); err != nil {
-			t.Errorf("the split run has no %s: %v", f, err)
 		}
 	}
 	// A 25 % noise floor, not compare's 10 %: two k6 processes on these 2 CPUs beside certctl cost some
@@ -124,6 +147,7 @@ func externalCertctl(t *testing.T) (project, network, ca string, psql func(strin
 // the run starts no stack and leaves out what needs one, and cleaning up leaves nothing of the harness's
 // but rows certctl keeps by design (archived certificates).
 func TestExternalTarget(t *testing.T) {
+	e2e(t)
 	t.Parallel()
 	_, network, ca, psql := externalCertctl(t)
 	extEnv := func(extra ...string) []string {

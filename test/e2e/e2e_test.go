@@ -3,12 +3,15 @@
 // real server cannot be asked for (latency, errors on some routes) come from the fault proxy in front of
 // it (FAULT_*); a crash is a `docker kill` of the real server. Each test pins an exit code and what the
 // results say, and checks that the run left no container, volume or network behind. Most tests run three
-// at a time (make test-e2e: -parallel 3; many of them spend their time waiting on a fault or on certctl's
-// clock): each stack is its own compose project, the CPU-bound ones (the scale tier) stay serial, and a
-// run whose verdict rests on certctl's speed has the machine to itself (alone). A whole-suite run also fails when some
-// threshold was never breached (unbreached).
+// at a time (-parallel 3; many of them spend their time waiting on a fault or on certctl's clock): each
+// stack is its own compose project, the CPU-bound ones (the scale tier) stay serial, and a run whose
+// verdict rests on certctl's speed has the machine to itself (alone).
 //
-// Without CERTCTL_DIST the package says so once and runs nothing; with CI set, that is a failure.
+// Two suites: in short mode (make test, the gate) only the tests gate_test.go plans run, and TestGatePlan
+// keeps them within their budget; make test-full runs every test, and fails when some threshold was
+// never breached (unbreached).
+//
+// Without CERTCTL_DIST the tests that need a stack are skipped (needStack); with CI set, that is a failure.
 package e2e
 
 import (
@@ -39,35 +42,75 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	flag.Parse()
 	var err error
 	root, err = filepath.Abs("../..")
 	if err != nil {
 		panic(err)
 	}
-	bin, err := os.MkdirTemp("", "loadtest-e2e-")
-	if err != nil {
-		panic(err)
+	code := m.Run()
+	if bin != "" {
+		os.RemoveAll(bin)
+	}
+	// The whole full suite, and only it, can show that every threshold breaks somewhere: the gate runs one
+	// breach per mechanism, not per threshold.
+	if code == 0 && ready && !testing.Short() && flag.Lookup("test.run").Value.String() == "" {
+		if missing := unbreached(); len(missing) > 0 {
+			fmt.Fprintf(os.Stderr, "e2e: no run breached these thresholds, so nothing shows they can fail:\n  %s\n", strings.Join(missing, "\n  "))
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+var (
+	setupOnce sync.Once
+	bin       string
+	// ready: the harness is built and the certctl build packaged; skip or fail say why not.
+	ready      bool
+	skip, fail string
+)
+
+// needStack readies what a run needs, once for the package: the harness built, CERTCTL_DIST packaged,
+// the Docker engine reachable. Without CERTCTL_DIST the test is skipped (a failure when CI is set); so
+// `go test -list` and the docker-free tests (TestGatePlan) work anywhere.
+func needStack(t *testing.T) {
+	t.Helper()
+	setupOnce.Do(setup)
+	if fail != "" {
+		t.Fatal(fail)
+	}
+	if skip != "" {
+		t.Skip(skip)
+	}
+}
+
+func setup() {
+	dist = os.Getenv("CERTCTL_DIST")
+	if dist == "" {
+		if os.Getenv("CI") != "" {
+			fail = "e2e: CERTCTL_DIST is not set: CI must run the harness against a real certctl build, not skip it"
+			return
+		}
+		skip = "e2e: CERTCTL_DIST is not set. These tests judge the harness against a real certctl; " +
+			"point CERTCTL_DIST at a certctl build (server, agent, migrations/, LICENSE) to run them."
+		return
+	}
+	if err := exec.Command("docker", "info").Run(); err != nil {
+		fail = "e2e: the Docker engine is not reachable; start dockerd (these tests do not skip)"
+		return
+	}
+	var err error
+	if bin, err = os.MkdirTemp("", "loadtest-e2e-"); err != nil {
+		fail = err.Error()
+		return
 	}
 	loadtest = filepath.Join(bin, "loadtest")
 	build := exec.Command("go", "build", "-o", loadtest, "./cmd/loadtest")
 	build.Dir = root
 	if out, err := build.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "building loadtest: %v\n%s", err, out)
-		os.Exit(1)
-	}
-	dist = os.Getenv("CERTCTL_DIST")
-	if dist == "" {
-		if os.Getenv("CI") != "" {
-			fmt.Fprintln(os.Stderr, "e2e: CERTCTL_DIST is not set: CI must run the harness against a real certctl build, not skip it")
-			os.Exit(1)
-		}
-		fmt.Fprintln(os.Stderr, "e2e: skipped: CERTCTL_DIST is not set. These tests judge the harness against a real certctl; "+
-			"point CERTCTL_DIST at a certctl build (server, agent, migrations/, LICENSE) to run them.")
-		os.Exit(0)
-	}
-	if err := exec.Command("docker", "info").Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "e2e: the Docker engine is not reachable; start dockerd (these tests do not skip)")
-		os.Exit(1)
+		fail = fmt.Sprintf("building loadtest: %v\n%s", err, out)
+		return
 	}
 	// Package once up front, so that the runs (which repackage too, and find it up to date) start alike.
 	pkg := exec.Command(filepath.Join(root, "images", "certctl", "build.sh"), dist)
@@ -75,23 +118,15 @@ func TestMain(m *testing.M) {
 	pkg.Stderr = os.Stderr
 	out, err := pkg.Output()
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "e2e: packaging CERTCTL_DIST=%s: %v\n", dist, err)
-		os.Exit(1)
+		fail = fmt.Sprintf("e2e: packaging CERTCTL_DIST=%s: %v", dist, err)
+		return
 	}
 	for _, l := range strings.Split(string(out), "\n") {
 		if v, ok := strings.CutPrefix(l, "CERTCTL_IMAGE="); ok {
 			certctlImage = v
 		}
 	}
-	code := m.Run()
-	os.RemoveAll(bin)
-	if code == 0 && flag.Lookup("test.run").Value.String() == "" {
-		if missing := unbreached(); len(missing) > 0 {
-			fmt.Fprintf(os.Stderr, "e2e: no run breached these thresholds, so nothing shows they can fail:\n  %s\n", strings.Join(missing, "\n  "))
-			code = 1
-		}
-	}
-	os.Exit(code)
+	ready = true
 }
 
 // breached records every threshold a test saw fail in a run built to breach it ("<scenario> <key>").
@@ -175,10 +210,12 @@ var runDirRE = regexp.MustCompile(`loadtest: results in (\S+)`)
 
 // stackEnv is a short API-tier run against the real certctl in CERTCTL_DIST on the offline images.
 func stackEnv(t *testing.T, extra ...string) []string {
-	env := []string{
-		"CERTCTL_DIST=" + dist, "IMAGES=offline", "TIER=api", "DURATION=5s", "START_TIMEOUT=90s",
-		"RESULTS_DIR=" + t.TempDir(),
-	}
+	return append(knobEnv("RESULTS_DIR="+t.TempDir()), extra...)
+}
+
+// knobEnv is stackEnv's knobs without a results directory: what the gate's plan reads (gate_test.go).
+func knobEnv(extra ...string) []string {
+	env := []string{"CERTCTL_DIST=" + dist, "IMAGES=offline", "TIER=api", "DURATION=5s", "START_TIMEOUT=90s"}
 	return append(env, extra...)
 }
 
@@ -204,6 +241,8 @@ func alone(t *testing.T) { aloneTests.Store(t, struct{}{}) }
 // harness's process) while it runs.
 func runDuring(t *testing.T, env []string, during func(p *os.Process), name string, args ...string) result {
 	t.Helper()
+	needStack(t)
+	checkPlanned(t, env, name, args)
 	if _, ok := aloneTests.Load(t); ok {
 		machine.Lock()
 		defer machine.Unlock()

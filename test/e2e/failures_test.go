@@ -9,6 +9,7 @@ import (
 
 // Bad input fails in seconds with a sentence that says what to fix, before any stack exists.
 func TestBadInput(t *testing.T) {
+	e2e(t)
 	t.Parallel()
 	cases := []struct {
 		name, pattern string
@@ -57,6 +58,7 @@ func TestBadInput(t *testing.T) {
 // A server that never becomes healthy stops the run at START_TIMEOUT, naming the service and its log.
 // certctl runs, but its certificate does not name localhost, so its healthcheck never verifies it.
 func TestServerNeverHealthy(t *testing.T) {
+	e2e(t)
 	t.Parallel()
 	r := loadtestRun(t, stackEnv(t, "TLS_NAMES=certctl-server", "START_TIMEOUT=8s"))
 	wantCode(t, r, 3)
@@ -71,6 +73,7 @@ func TestServerNeverHealthy(t *testing.T) {
 
 // A wrong token is refused by setup() before any load, in one sentence, and the results say so.
 func TestWrongToken(t *testing.T) {
+	e2e(t)
 	t.Parallel()
 	r := loadtestRun(t, stackEnv(t, "CLIENT_TOKEN=not-the-token"))
 	wantCode(t, r, 108)
@@ -89,6 +92,7 @@ func TestWrongToken(t *testing.T) {
 // what; the figures of what did run are kept, and the failed requests are not in the latency. A re-run
 // right after works and gets its own directory.
 func TestServerKilledMidRunThenRerun(t *testing.T) {
+	e2e(t)
 	t.Parallel()
 	alone(t) // the re-run must pass its budgets: beside two other stacks its list p95 reached 1.1 s
 	results := t.TempDir()

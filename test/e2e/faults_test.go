@@ -17,6 +17,7 @@ import (
 // happened, keeps the figures of what ran, and leaves nothing behind (run's cleanup checks that). Each
 // acts 7 s into a 12 s API-tier run, once both k6 containers are up (list_certificates starts at 5 s).
 func TestFaultsKeepTheVerdict(t *testing.T) {
+	e2e(t)
 	t.Parallel()
 	cases := []struct {
 		name string
@@ -118,6 +119,7 @@ func afterLoad(s report.Summary, service string) report.ServiceState {
 // The results' file system fills up: before the run, the run is refused in seconds with how much it
 // needs; during the run, the verdict still reaches stdout although nothing can be written.
 func TestDiskFull(t *testing.T) {
+	e2e(t)
 	t.Parallel()
 	if os.Geteuid() != 0 {
 		t.Skip("mounting a small tmpfs needs root (CI runs as root)")
@@ -161,6 +163,7 @@ func TestDiskFull(t *testing.T) {
 
 // A results directory the harness cannot write to is refused before any stack starts.
 func TestReadOnlyResults(t *testing.T) {
+	e2e(t)
 	t.Parallel()
 	dir := t.TempDir()
 	if os.Geteuid() == 0 {

@@ -61,6 +61,7 @@ func starterCert(t *testing.T) string {
 
 // Each sidecar's configuration, as users mount it, is accepted by the daemon itself.
 func TestFixturesValidatedByTheirDaemons(t *testing.T) {
+	e2e(t)
 	t.Parallel()
 	imgs := offlineImages(t)
 	tls := starterCert(t)

@@ -18,6 +18,7 @@ import (
 // route, while the same dial from a container on the same network outside the namespace connects. That
 // control shows the test could see a way out if there were one. No packet leaves the machine.
 func TestNoRouteOut(t *testing.T) {
+	e2e(t)
 	t.Parallel()
 	id := newRunID()
 	project := "certctl-lt-" + id

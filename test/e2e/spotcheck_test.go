@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"strings"
 	"testing"
 )
 
@@ -22,25 +21,20 @@ import (
 // cores, stats_summary's median went from under 50 ms to 50.2 and 79.8 ms. The breach cases then run
 // side by side: most of their time is spent waiting for certctl's clock.
 func TestSpotchecks(t *testing.T) {
+	e2e(t)
 	t.Run("within the baselines", func(t *testing.T) {
-		// certctl v2.1.7's renewal scan took 8 to 13 ms per certificate on our 2-core machines, against
-		// the 5 ms (1000 in under 5 s) it publishes: that threshold fails too.
 		r := run(t, stackEnv(t, "SEED_BULK_CERTS=1000", "CERTCTL_SCHEDULER_RENEWAL_CHECK_INTERVAL=1m"), loadtest, "spotcheck")
+		// Red by certctl's two defects (the cursor, the filter cap), whatever the machine's speed.
 		wantCode(t, r, 99)
-		// stats_summary's latency is certctl's on this machine against certctl's published figure: it
-		// has crossed it (median 60 ms against < 50 on a slower day), which is a finding, not a harness
-		// fault. Its other thresholds must hold.
-		_, th := scenarioByName(t, r.summary, "stats_summary")
-		for name, ok := range th {
-			if !ok && !strings.HasPrefix(name, "http_req_duration") {
-				t.Errorf("stats_summary: threshold %q failed unexpectedly", name)
-			} else if !ok {
-				t.Logf("stats_summary: %s over certctl's published baseline on this machine", name)
-			}
-		}
+		// The latency budgets are certctl's published figures judged on this machine: stats_summary's
+		// median has crossed its 50 ms (60 ms on a slower day), v2.1.7's renewal scan took 8 to 13 ms per
+		// certificate on our 2-core machines against the 5 ms it publishes, and on a faster machine both
+		// hold. Either is a finding, not the harness's fault: logged, not judged. "slow page walk, slow
+		// renewal scan" shows the scan's budget breaking.
+		heldButTiming(t, r, "stats_summary")
+		heldButTiming(t, r, "tick_renewal_scan")
 		wantThresholds(t, r, "bulk_revoke", "bulk_revoke_filter_capped count==0", "checks{way:owner} rate==1")
 		wantThresholds(t, r, "inventory_walk", "inventory_cursor_stuck count==0", "checks{walk:cursor} rate==1")
-		wantThresholds(t, r, "tick_renewal_scan", "renewal_scan_ms_per_certificate max<5")
 		wantOutput(t, r, `CURSOR WALK STUCK`)
 		wantOutput(t, r, `BULK REVOKE FILTER CAPPED: owner_id filter over 1000 certificates matched 50 and revoked 50; the same call again matched 50, revoked 0`)
 		wantOutput(t, r, `run-now/renewal answered HTTP 404`)
@@ -108,6 +102,20 @@ func TestSpotchecks(t *testing.T) {
 		wantThresholds(t, r, "bulk_revoke", "checks{way:ids} rate==1", "checks{way:owner} rate==1")
 		wantThresholds(t, r, "tick_renewal_scan", "checks{phase:measured} rate==1")
 	})
+}
+
+// heldButTiming: every threshold of a scenario held, but those on certctl's speed, which are logged.
+func heldButTiming(t *testing.T, r result, scenario string) {
+	t.Helper()
+	_, th := scenarioByName(t, r.summary, scenario)
+	for name, ok := range th {
+		switch {
+		case !ok && !timingThreshold(name):
+			t.Errorf("%s: threshold %q failed unexpectedly", scenario, name)
+		case !ok:
+			t.Logf("%s: %s over certctl's published baseline on this machine", scenario, name)
+		}
+	}
 }
 
 // logFigures logs each spot check's line of figures: what the real certctl measured in this run.

@@ -1,0 +1,318 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"text/tabwriter"
+	"time"
+
+	"certctl-loadtest/internal/cli"
+	"certctl-loadtest/internal/harness"
+)
+
+// The gate is the e2e part of `make test` (go test -short): the tests below and only they, each with the
+// runs it makes. Every other e2e test runs in `make test-full` alone. The gate holds one green run per
+// tier and one live test per mechanism; every breach and fault, the statistics on live stacks and the
+// proof that each threshold can fail are the full suite's (issue 28).
+//
+// A test opts in by its entry, and its entry is held to what it does: in short mode a run that matches
+// none of its test's planned runs fails the test (runDuring), so TestGatePlan plans what the gate runs.
+var gate = []gated{
+	// Not parallel: go test runs these first, one at a time, each with the machine to itself.
+	{test: "TestScaleScenarios/green", alone: true, runs: []planned{{cmd: "loadtest run", env: "TIER=scale DURATION=8s"}}},
+	// The green runs, each alone: their verdict is certctl's budgets on this machine.
+	{test: "TestAllTiersGreen", alone: true, runs: []planned{{cmd: "make loadtest", env: "TIER=all"}}},
+	{test: "TestLimiterTier/as certctl answers", alone: true, runs: []planned{{cmd: "loadtest run", env: "TIER=limiter DURATION=10s"}}},
+	{test: "TestDeployTier/green", alone: true, runs: []planned{{cmd: "loadtest run", env: "TIER=deploy SCENARIOS=deploy_latency DURATION=40s"}}},
+	{test: "TestPKITier/orders, issuance and revocation checks", alone: true,
+		runs: []planned{{cmd: "loadtest run", env: "TIER=pki SCENARIOS=acme_order_flow,issuance_c4,ocsp_crl DURATION=10s"}}},
+	{test: "TestServerKilledMidRunThenRerun", alone: true, runs: []planned{{cmd: "loadtest run", env: "DURATION=20s"}, {cmd: "loadtest run"}}},
+	// One live test per mechanism, three at a time.
+	{test: "TestAPIThresholdsCanFail/latency and errors", runs: []planned{{cmd: "loadtest run"}}},
+	{test: "TestFaultsKeepTheVerdict/server paused", runs: []planned{{cmd: "loadtest run", env: "DURATION=12s"}}},
+	{test: "TestConnectorThresholdsCanFail/wrong starter certificate", runs: []planned{{cmd: "loadtest run", env: "TIER=connector"}}},
+	{test: "TestSpotchecks/slow and refused reads and writes", runs: []planned{{cmd: "loadtest spotcheck", measured: 30 * time.Second}}},
+	{test: "TestSegmentsMerge", runs: []planned{{cmd: "loadtest run --segments 2", env: "SCENARIOS=list_certificates DURATION=20s"}}},
+	{test: "TestNoRouteOut", runs: []planned{{cmd: "loadtest run", env: "DURATION=20s"}}},
+	{test: "TestDiskFull/too small before the run", runs: []planned{{cmd: "loadtest run", env: "DURATION=5m", aborts: true}}},
+	// Refused before any stack: seconds each.
+	{test: "TestBadInput", runs: []planned{
+		{cmd: "loadtest run", env: "TIER=bogus", refused: true}, {cmd: "loadtest run", env: "DURATION=5x", refused: true},
+		{cmd: "loadtest run", refused: true, n: 6}, {cmd: "make loadtest", env: "TIER=bogus", refused: true},
+	}},
+	{test: "TestReadOnlyResults", runs: []planned{{cmd: "loadtest run", refused: true}}},
+	{test: "TestFixturesValidatedByTheirDaemons"},
+}
+
+// gated is a test of the gate and the runs it makes, in order.
+type gated struct {
+	test  string // t.Name(): a test, or one subtest of it
+	alone bool   // its runs have the machine to themselves
+	runs  []planned
+}
+
+// planned is a run as the gate plans it: the command and the knobs that set its stacks and their load
+// (planKeys) over stackEnv's; a run matches it when those are the same.
+type planned struct {
+	cmd     string // "loadtest run", "loadtest spotcheck", "make loadtest", with their flags
+	env     string // planKeys=value, space-separated, over stackEnv's defaults
+	refused bool   // refused before any stack starts (bad input)
+	aborts  bool   // its stacks start, and k6's setup refuses the load
+	n       int    // this many runs alike (0: one)
+	// measured replaces the planner's load where it can give only a bound: the spot checks run a number
+	// of iterations within a 10-minute maxDuration, and a faulted one ends at its first check. The
+	// figure is the load as the CI rehearsal of the gate measured it.
+	measured time.Duration
+}
+
+// planKeys are the knobs that decide how many stacks a run starts and how long their load lasts.
+var planKeys = []string{"TIER", "SCENARIOS", "DURATION", "SEGMENTS"}
+
+// stackCost is what a stack costs on top of its load, in the gate's conditions (three runs at a time on
+// 2 CPUs): images checked, the stack up and seeded, k6's setup, the graceful stop, the teardown. Measured
+// in the CI rehearsal of the gate (go test -short -v: each run's "exit N in T" less its planned load).
+var stackCost = map[string]time.Duration{
+	"default": 45 * time.Second,
+	"deploy":  75 * time.Second,
+	"pki":     45 * time.Second,
+	"scale":   40 * time.Second,
+}
+
+// refusedCost: a run refused before its stack, the harness's start and its preflight.
+const refusedCost = 3 * time.Second
+
+// gateBudget is what the gate's e2e part may take as planned: half of make test's 20 minutes, the rest
+// being the images, the unit, browser, k6 and workflow tests.
+const gateBudget = 10 * time.Minute
+
+// covering is the gate's entry that a test's runs belong to: its own, or its parent's.
+func covering(name string) (gated, bool) {
+	for _, g := range gate {
+		if name == g.test || strings.HasPrefix(name, g.test+"/") {
+			return g, true
+		}
+	}
+	return gated{}, false
+}
+
+// e2e starts every e2e test: in short mode a test with nothing in the gate is skipped, and then what a
+// run needs is readied (needStack).
+func e2e(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		in := false
+		for _, g := range gate {
+			in = in || g.test == t.Name() || strings.HasPrefix(g.test, t.Name()+"/") || strings.HasPrefix(t.Name(), g.test+"/")
+		}
+		if !in {
+			t.Skip("full suite only (make test-full); the gate's tests are listed in gate_test.go")
+		}
+	}
+	needStack(t)
+}
+
+// checkPlanned, in short mode, skips a run of a subtest the gate leaves out, and fails a gate test's
+// run that its entry does not plan: the gate's plan must be what it runs.
+func checkPlanned(t *testing.T, env []string, name string, args []string) {
+	t.Helper()
+	if !testing.Short() {
+		return
+	}
+	g, ok := covering(t.Name())
+	if !ok {
+		t.Skip("full suite only (make test-full); the gate's tests are listed in gate_test.go")
+	}
+	cmd := command(name, args)
+	got := effective(env)
+	for _, p := range g.runs {
+		if p.cmd == cmd && slices.Equal(got, effective(knobEnv(strings.Fields(p.env)...))) {
+			return
+		}
+	}
+	t.Fatalf("gate: %s runs `%s` with %s, which gate_test.go does not plan for it: plan it (TestGatePlan then judges the gate's time), or leave the test to the full suite",
+		t.Name(), cmd, strings.Join(got, " "))
+}
+
+// command names a run's command as the plan does: the harness as "loadtest".
+func command(name string, args []string) string {
+	if name == loadtest {
+		name = "loadtest"
+	}
+	return strings.Join(append([]string{name}, args...), " ")
+}
+
+// effective is the value of each planKey in env, the last assignment winning, as the harness reads it.
+func effective(env []string) []string {
+	var out []string
+	for _, k := range planKeys {
+		v := ""
+		for _, kv := range env {
+			if val, ok := strings.CutPrefix(kv, k+"="); ok {
+				v = val
+			}
+		}
+		out = append(out, k+"="+v)
+	}
+	return out
+}
+
+// TestGatePlan is the guard that keeps the gate under its budget, without docker: it plans each gate
+// run's stacks and their load as `loadtest check` does (k6 inspect with the run's knobs), adds each
+// stack's measured cost, schedules the runs as go test and the machine lock do (the serial tests
+// first, then -parallel slots, a run marked alone draining them) and fails when the plan passes
+// gateBudget. A test that grows the gate must be planned (checkPlanned), and so is judged here.
+func TestGatePlan(t *testing.T) {
+	slots := parallelSlots(t)
+	jobs := planGate(t, gate)
+	total, rows := schedule(jobs, slots)
+	var b strings.Builder
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "test\tstacks\tload\tplanned\tstarts\tends\n")
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\n", r.name, r.stacks, r.load, r.took, r.start, r.end)
+	}
+	tw.Flush()
+	t.Logf("the gate's e2e runs as planned (%d parallel slots):\n%s\nplanned: %s of a %s budget", slots, b.String(), total, gateBudget)
+	if total > gateBudget {
+		t.Errorf("the gate's e2e runs are planned to take %s, past its %s budget: move a test to the full suite (make test-full), or shorten its runs\n%s",
+			total, gateBudget, b.String())
+	}
+}
+
+// job is one gate test's runs, as one unit of the schedule.
+type job struct {
+	name       string
+	alone      bool
+	stacks     int
+	load, took time.Duration
+	start, end time.Duration
+}
+
+// planGate plans each gated test's runs with the harness's own planner.
+func planGate(t *testing.T, tests []gated) []job {
+	t.Helper()
+	rootDir := rootOrAbs()
+	var jobs []job
+	for _, g := range tests {
+		j := job{name: g.test, alone: g.alone}
+		for _, p := range g.runs {
+			n := max(p.n, 1)
+			if p.refused {
+				j.took += time.Duration(n) * refusedCost
+				continue
+			}
+			env := knobEnv(strings.Fields(p.env)...)
+			sub := "run"
+			if strings.HasPrefix(p.cmd, "loadtest spotcheck") {
+				sub = "spotcheck"
+			}
+			loads, tier, err := planRun(rootDir, env, sub)
+			if err != nil {
+				t.Fatalf("%s: planning `%s` %s: %v", g.test, p.cmd, p.env, err)
+			}
+			cost, ok := stackCost[tier]
+			if !ok {
+				cost = stackCost["default"]
+			}
+			for _, l := range loads {
+				if p.aborts {
+					l = 0
+				}
+				if p.measured > 0 {
+					l = p.measured
+				}
+				j.stacks += n
+				j.load += time.Duration(n) * l
+				j.took += time.Duration(n) * (cost + l)
+			}
+		}
+		jobs = append(jobs, j)
+	}
+	return jobs
+}
+
+// planRun asks the harness's planner what a run with env would start: each stack's load, and the tier
+// whose stack it is (its cost).
+func planRun(rootDir string, env []string, sub string) ([]time.Duration, string, error) {
+	vars := map[string]string{}
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		vars[k] = v
+	}
+	// No build to read: the plan does not depend on which certctl runs.
+	delete(vars, "CERTCTL_DIST")
+	getenv := func(k string) string { return vars[k] }
+	var environ []string
+	for k, v := range vars {
+		environ = append(environ, k+"="+v)
+	}
+	e := cli.Env{Getenv: getenv, Environ: append(os.Environ(), environ...), Stdout: io.Discard, Stderr: io.Discard,
+		Root: rootDir, Now: time.Now, Exec: func(ctx context.Context, c harness.Cmd) (int, error) {
+			// k6 inspect reads the scenario's path from the repository's root, where loadtest runs.
+			cmd := exec.CommandContext(ctx, c.Name, c.Args...)
+			cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = rootDir, c.Env, c.Stdout, c.Stderr
+			return exitStatus(cmd.Run()), nil
+		}}
+	loads, err := cli.PlanStacks(context.Background(), e, sub)
+	tier := strings.Split(vars["TIER"], ",")[0]
+	if sub == "spotcheck" || tier == "api" || tier == "all" || tier == "connector" || tier == "acme" || tier == "limiter" {
+		tier = "default"
+	}
+	return loads, tier, err
+}
+
+// parallelSlots reads -parallel from the Makefile's short e2e run: the plan schedules what make runs.
+func parallelSlots(t *testing.T) int {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(rootOrAbs(), "Makefile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^test-e2e:.*\n\tgo test [^\n]*-short[^\n]*-parallel (\d+)`).FindSubmatch(b)
+	if m == nil {
+		t.Fatal("Makefile: test-e2e runs no `go test -short ... -parallel N`")
+	}
+	n, _ := strconv.Atoi(string(m[1]))
+	return n
+}
+
+func rootOrAbs() string {
+	if root != "" {
+		return root
+	}
+	r, _ := filepath.Abs("../..")
+	return r
+}
+
+// schedule lays the jobs out as go test runs them: alone jobs drain every slot and hold the machine
+// (the machine lock), the others take the first free one of the slots; in the order given.
+func schedule(jobs []job, slots int) (time.Duration, []job) {
+	free := make([]time.Duration, slots)
+	var out []job
+	var end time.Duration
+	for _, j := range jobs {
+		if j.alone {
+			start := slices.Max(free)
+			j.start, j.end = start, start+j.took
+			for i := range free {
+				free[i] = j.end
+			}
+		} else {
+			i := slices.Index(free, slices.Min(free))
+			j.start, j.end = free[i], free[i]+j.took
+			free[i] = j.end
+		}
+		end = max(end, j.end)
+		out = append(out, j)
+	}
+	return end, out
+}
