@@ -94,7 +94,6 @@ func TestWrongToken(t *testing.T) {
 func TestServerKilledMidRunThenRerun(t *testing.T) {
 	e2e(t)
 	t.Parallel()
-	alone(t) // the re-run must pass its budgets: beside two other stacks its list p95 reached 1.1 s
 	results := t.TempDir()
 	id := newRunID()
 	env := stackEnv(t, "DURATION=20s", "RESULTS_DIR="+results, "RUN_ID="+id)
@@ -127,7 +126,9 @@ func TestServerKilledMidRunThenRerun(t *testing.T) {
 		t.Errorf("certctl-server after the load: %+v", s)
 	}
 
-	again := loadtestRun(t, stackEnv(t, "RESULTS_DIR="+results))
+	// 10/s: the re-run must pass its budgets beside two other stacks (at 50/s its list p95 reached 1.1 s
+	// there); what it shows is a clean start after a killed run, not certctl's speed.
+	again := loadtestRun(t, stackEnv(t, "RESULTS_DIR="+results, "RATE_ISSUANCE_ACCEPTANCE=10", "RATE_LIST_CERTIFICATES=10"))
 	wantCode(t, again, 0)
 	if again.dir == r.dir {
 		t.Fatal("the re-run wrote into the failed run's directory")

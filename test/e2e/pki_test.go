@@ -33,6 +33,7 @@ func wantFinding(t *testing.T, s report.Summary, pattern string) {
 // breaks when certctl (or the fault proxy in front of it) is made slow or wrong.
 func TestPKITier(t *testing.T) {
 	e2e(t)
+	gateParallel(t)
 	pkiEnv := func(t *testing.T, extra ...string) []string {
 		return stackEnv(t, append([]string{"TIER=pki", "DURATION=20s"}, extra...)...)
 	}
@@ -41,12 +42,11 @@ func TestPKITier(t *testing.T) {
 		t.Parallel()
 		// With both workarounds certctl answers every request of the tier; a latency budget broken beside
 		// other stacks is logged, not failed (wantThresholds), so the exit code is judged alone. The
-		// gate (short mode) runs it for 10 s, alone: the counts below are a quarter of what each rate
-		// would deliver, so that only a load not delivered at all fails them.
+		// gate (short mode) runs it for 10 s: the counts below are a quarter of what each rate would
+		// deliver, so that only a load not delivered at all fails them.
 		secs := 20.0
 		if testing.Short() {
 			secs = 10
-			alone(t)
 		}
 		r := loadtestRun(t, pkiEnv(t, "SCENARIOS=acme_order_flow,issuance_c4,ocsp_crl", fmt.Sprintf("DURATION=%gs", secs),
 			"ACME_FINALIZE_WORKAROUND=1", "OCSP_RESPONDER_WORKAROUND=1"))

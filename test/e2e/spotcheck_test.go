@@ -22,6 +22,7 @@ import (
 // side by side: most of their time is spent waiting for certctl's clock.
 func TestSpotchecks(t *testing.T) {
 	e2e(t)
+	gateParallel(t)
 	t.Run("within the baselines", func(t *testing.T) {
 		r := run(t, stackEnv(t, "SEED_BULK_CERTS=1000", "CERTCTL_SCHEDULER_RENEWAL_CHECK_INTERVAL=1m"), loadtest, "spotcheck")
 		// Red by certctl's two defects (the cursor, the filter cap), whatever the machine's speed.
