@@ -133,9 +133,13 @@ test-k6: ## k6 library modules tested under k6 itself
 test-e2e: $(LOADTEST) ## The gate's e2e tests (short mode: the tests gate_test.go plans, which TestGatePlan holds to 10 minutes) against the real certctl in CERTCTL_DIST
 	go test -count=1 -short -parallel 3 -timeout 30m ./test/e2e/
 
-test-e2e-full: $(LOADTEST) ## Every e2e test against the real certctl in CERTCTL_DIST, after the plan of the gate's part; fails when a threshold was never breached
-	go test -count=1 -short -run '^TestGatePlan$$' -v ./test/e2e/ | sed -n '/runs as planned/,/^planned:/p'
-	go test -count=1 -parallel 3 -timeout 120m ./test/e2e/
+# The plan first (no docker): the gate's, and every test with its time in the last full rehearsal; then
+# the suite, whose result lines, when it passes, are the next plan's record (test/e2e/testdata/full-suite.txt).
+test-e2e-full: $(LOADTEST) ## Every e2e test against the real certctl in CERTCTL_DIST, after its plan and expected time; fails when a threshold was never breached
+	go test -count=1 -short -run '^(TestGatePlan|TestFullPlan)$$' -v ./test/e2e/ | grep -v '^=== '
+	@mkdir -p results
+	go test -count=1 -parallel 3 -timeout 120m -v ./test/e2e/ 2>&1 | tee results/test-full.log
+	grep -E '^(--- (PASS|FAIL|SKIP): Test[A-Za-z0-9]+ |ok )' results/test-full.log > test/e2e/testdata/full-suite.txt
 
 test-workflow: ## Run .github/workflows/loadtest.yml's jobs on this host with act (tools/act), offline, against CERTCTL_DIST
 	go test -count=1 -parallel 2 -timeout 20m ./test/workflow/

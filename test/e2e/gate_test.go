@@ -33,7 +33,7 @@ var gate = []gated{
 	{test: "TestAllTiersGreen", alone: true, runs: []planned{{cmd: "make loadtest", env: "TIER=all"}}},
 	// The other tiers' green runs wait on certctl's clocks and agents, or judge budgets that hold beside
 	// other stacks (a latency budget broken on CPU alone is logged there, not failed: wantThresholds).
-	{test: "TestDeployTier/green", runs: []planned{{cmd: "loadtest run", env: "TIER=deploy SCENARIOS=deploy_latency DURATION=30s"}}},
+	{test: "TestDeployTier/green", runs: []planned{{cmd: "loadtest run", env: "TIER=deploy SCENARIOS=deploy_latency DURATION=1m"}}},
 	{test: "TestPKITier/orders, issuance and revocation checks",
 		runs: []planned{{cmd: "loadtest run", env: "TIER=pki SCENARIOS=acme_order_flow,issuance_c4,ocsp_crl DURATION=10s"}}},
 	{test: "TestLimiterTier/as certctl answers", runs: []planned{{cmd: "loadtest run", env: "TIER=limiter DURATION=10s"}}},
@@ -372,4 +372,92 @@ func schedule(jobs []job, slots int, concurrency float64) (time.Duration, []job)
 	}
 	floor := serialEnd + exclusive + time.Duration(float64(work)/concurrency)
 	return max(end, floor).Round(time.Second), out
+}
+
+// fullRecord is the last full rehearsal's outcome as make test-full records it: go test's result line
+// of each top-level test and of the package.
+const fullRecord = "testdata/full-suite.txt"
+
+var (
+	resultRE  = regexp.MustCompile(`^--- (PASS|FAIL|SKIP): (Test\w+) \(([\d.]+)s\)$`)
+	packageRE = regexp.MustCompile(`^(ok|FAIL)\s+\S+\s+([\d.]+)s$`)
+	testRE    = regexp.MustCompile(`(?m)^func (Test\w+)\(t \*testing\.T\)`)
+)
+
+// TestFullPlan prints what make test-full will run and how long it took last time: each e2e test with
+// its time in the last full rehearsal (testdata/full-suite.txt, which make test-full rewrites when it
+// passes), the tests that rehearsal did not have, and its wall time. No docker; make test-full prints it
+// before it starts.
+func TestFullPlan(t *testing.T) {
+	t.Parallel()
+	files, err := filepath.Glob("*_test.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tests []string
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range testRE.FindAllStringSubmatch(string(b), -1) {
+			if m[1] != "TestGatePlan" && m[1] != "TestFullPlan" {
+				tests = append(tests, m[1])
+			}
+		}
+	}
+	slices.Sort(tests)
+	took, wall, err := readFullRecord(fullRecord)
+	if err != nil {
+		t.Logf("no record of a full rehearsal (%v): make test-full writes one when it passes", err)
+	}
+	var b strings.Builder
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "test\tin the gate\tlast full rehearsal\n")
+	for _, name := range tests {
+		last := "new: no figure yet"
+		if d, ok := took[name]; ok {
+			last = d.Round(time.Second).String()
+		}
+		_, in := covering(name)
+		for _, g := range gate {
+			in = in || strings.HasPrefix(testName(g.test), name+"/")
+		}
+		fmt.Fprintf(tw, "%s\t%v\t%s\n", name, in, last)
+	}
+	tw.Flush()
+	for name := range took {
+		if !slices.Contains(tests, name) {
+			t.Errorf("%s: %s records %s, which no longer exists: make test-full rewrites the record", fullRecord, name, name)
+		}
+	}
+	expected := "unknown"
+	if wall > 0 {
+		expected = wall.Round(time.Minute).String() + " (the last full rehearsal's, go test's own figure)"
+	}
+	t.Logf("the full suite's e2e tests (-parallel 3 after the serial ones):\n%s\nexpected: %s", b.String(), expected)
+}
+
+// readFullRecord reads each top-level test's time and the package's from go test -v's result lines.
+func readFullRecord(path string) (map[string]time.Duration, time.Duration, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, 0, err
+	}
+	took := map[string]time.Duration{}
+	var wall time.Duration
+	for _, l := range strings.Split(string(b), "\n") {
+		if m := resultRE.FindStringSubmatch(l); m != nil {
+			s, _ := strconv.ParseFloat(m[3], 64)
+			took[m[2]] = time.Duration(s * float64(time.Second))
+		}
+		if m := packageRE.FindStringSubmatch(l); m != nil {
+			s, _ := strconv.ParseFloat(m[2], 64)
+			wall = time.Duration(s * float64(time.Second))
+		}
+	}
+	if wall == 0 {
+		return took, 0, fmt.Errorf("%s has no package result line", path)
+	}
+	return took, wall, nil
 }
