@@ -139,7 +139,7 @@ test-e2e-full: $(LOADTEST) ## Every e2e test against the real certctl in CERTCTL
 	go test -count=1 -short -run '^(TestGatePlan|TestFullPlan)$$' -v ./test/e2e/ | grep -v '^=== '
 	@mkdir -p results
 	go test -count=1 -parallel 3 -timeout 120m -v ./test/e2e/ 2>&1 | tee results/test-full.log
-	grep -E '^(--- (PASS|FAIL|SKIP): Test[A-Za-z0-9]+ |ok )' results/test-full.log > test/e2e/testdata/full-suite.txt
+	grep -E '^( *--- (PASS|FAIL|SKIP): Test|ok )' results/test-full.log > test/e2e/testdata/full-suite.txt
 
 test-workflow: ## Run .github/workflows/loadtest.yml's jobs on this host with act (tools/act), offline, against CERTCTL_DIST
 	go test -count=1 -parallel 2 -timeout 20m ./test/workflow/

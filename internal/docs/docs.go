@@ -184,7 +184,8 @@ func ScenarioTable(rows []Row) string {
 		if r.Executor == "per-vu-iterations" {
 			rate, vus = fmt.Sprintf("%d per VU, once", r.Iterations), fmt.Sprintf("%d", r.VUs)
 		}
-		fmt.Fprintf(&b, "| %s | [`%s`](%s) | %s | %s | %s | %s | %s | %s |\n",
+		// From the repository's root ("/k6/…", as GitHub resolves it): the table sits in README.md and in docs/.
+		fmt.Fprintf(&b, "| %s | [`%s`](/%s) | %s | %s | %s | %s | %s | %s |\n",
 			r.Tier, r.Scenario, r.Script, r.Executor, rate, start, r.Duration, vus, strings.Join(th, "; "))
 	}
 	return b.String()

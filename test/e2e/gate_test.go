@@ -375,11 +375,11 @@ func schedule(jobs []job, slots int, concurrency float64) (time.Duration, []job)
 }
 
 // fullRecord is the last full rehearsal's outcome as make test-full records it: go test's result line
-// of each top-level test and of the package.
+// of each test and subtest, and of the package.
 const fullRecord = "testdata/full-suite.txt"
 
 var (
-	resultRE  = regexp.MustCompile(`^--- (PASS|FAIL|SKIP): (Test\w+) \(([\d.]+)s\)$`)
+	resultRE  = regexp.MustCompile(`^\s*--- (PASS|FAIL|SKIP): (Test\S+) \(([\d.]+)s\)$`)
 	packageRE = regexp.MustCompile(`^(ok|FAIL)\s+\S+\s+([\d.]+)s$`)
 	testRE    = regexp.MustCompile(`(?m)^func (Test\w+)\(t \*testing\.T\)`)
 )
@@ -394,13 +394,14 @@ func TestFullPlan(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var tests []string
+	var tests, all []string // the e2e tests; and with them the plans, which need no stack
 	for _, f := range files {
 		b, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, m := range testRE.FindAllStringSubmatch(string(b), -1) {
+			all = append(all, m[1])
 			if m[1] != "TestGatePlan" && m[1] != "TestFullPlan" {
 				tests = append(tests, m[1])
 			}
@@ -419,15 +420,31 @@ func TestFullPlan(t *testing.T) {
 		if d, ok := took[name]; ok {
 			last = d.Round(time.Second).String()
 		}
-		_, in := covering(name)
-		for _, g := range gate {
-			in = in || strings.HasPrefix(testName(g.test), name+"/")
+		// A test whose subtests run in parallel ends, for go test, before they start: its subtests' times.
+		var n int
+		var longest, sum time.Duration
+		for sub, d := range took {
+			if strings.HasPrefix(sub, name+"/") {
+				n, longest, sum = n+1, max(longest, d), sum+d
+			}
 		}
-		fmt.Fprintf(tw, "%s\t%v\t%s\n", name, in, last)
+		if n > 0 && took[name] < time.Second {
+			last = fmt.Sprintf("%d subtests, the longest %s, %s in all", n, longest.Round(time.Second), sum.Round(time.Second))
+		}
+		in := "no"
+		if _, ok := covering(name); ok {
+			in = "all of it"
+		}
+		for _, g := range gate {
+			if strings.HasPrefix(testName(g.test), name+"/") {
+				in = "one subtest"
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", name, in, last)
 	}
 	tw.Flush()
 	for name := range took {
-		if !slices.Contains(tests, name) {
+		if top, _, _ := strings.Cut(name, "/"); !slices.Contains(all, top) {
 			t.Errorf("%s: %s records %s, which no longer exists: make test-full rewrites the record", fullRecord, name, name)
 		}
 	}
@@ -438,7 +455,7 @@ func TestFullPlan(t *testing.T) {
 	t.Logf("the full suite's e2e tests (-parallel 3 after the serial ones):\n%s\nexpected: %s", b.String(), expected)
 }
 
-// readFullRecord reads each top-level test's time and the package's from go test -v's result lines.
+// readFullRecord reads each test's and subtest's time and the package's from go test -v's result lines.
 func readFullRecord(path string) (map[string]time.Duration, time.Duration, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
