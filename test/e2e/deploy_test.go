@@ -12,7 +12,8 @@ import (
 // deployScenarios are the loops through the agents; renewal_scan, the scheduler's side, has tests of its own.
 var deployScenarios = []string{"deploy_latency", "mass_rotation", "rotation_under_traffic"}
 
-// deployRun is one scenario's run of a deploy sequence; a sequence of one scenario is the run itself.
+// deployRun is one scenario's run of a sequence (the deploy or scale tier); a sequence of one scenario is
+// the run itself.
 func deployRun(t *testing.T, r result, scenario string) result {
 	t.Helper()
 	if _, err := os.Stat(filepath.Join(filepath.Dir(r.dir), r.runID+"-"+strings.ReplaceAll(scenario, "_", "-"))); err == nil {
