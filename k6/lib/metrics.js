@@ -124,6 +124,9 @@ export const acmeOrderOK = declare(Rate, 'acme_order_ok');
 export const acmeFinalize500 = declare(Counter, 'acme_finalize_500');
 export const acmeBadNonce = declare(Counter, 'acme_bad_nonce');
 export const acmeRateLimited = declare(Counter, 'acme_rate_limited');
+// A signed request or nonce fetch that got no answer within REQUEST_TIMEOUT (status 0): the order fails,
+// but certctl said nothing wrong; on a shared machine a stall of the host, not certctl, is the usual cause.
+export const acmeUnanswered = declare(Counter, 'acme_unanswered');
 // certctl's issuance path (create + agent CSR), timed from the create to the signing's answer, for
 // certificates whose chain then verified; certificates signed (tagged path: agent or acme); a 202 that
 // signed nothing; a chain that did not verify to the run's CA or named something else.

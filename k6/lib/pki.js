@@ -14,7 +14,7 @@ import { probeCertctl } from './probe.js';
 import { knob } from './config.js';
 import { json, setupParams, registerAgent, untimedHeaders } from './certctl.js';
 import {
-  acmeOrderMS, acmeStepMS, acmeOrderOK, acmeFinalize500, acmeBadNonce, acmeRateLimited, acmeServerErrors,
+  acmeOrderMS, acmeStepMS, acmeOrderOK, acmeFinalize500, acmeBadNonce, acmeRateLimited, acmeUnanswered, acmeServerErrors,
   pkiIssueMS, pkiIssued, pkiNotSigned, pkiBadChain, pkiOCSPOK, pkiOCSP500, pkiOCSPUnverified, pkiOCSPLeadingZero, pkiCRLOK, pkiCRLMissingRevoked,
 } from './metrics.js';
 
@@ -29,6 +29,7 @@ export const ACME_ORDER_COUNTERS = Object.freeze({
   finalize_500: acmeFinalize500,
   bad_nonce: acmeBadNonce,
   rate_limited: acmeRateLimited,
+  unanswered: acmeUnanswered,
   bad_chain: pkiBadChain,
   issued: pkiIssued,
 });
@@ -181,6 +182,7 @@ function freshNonce(cfg, dir) {
     tags: { endpoint: 'nonce', name: 'ACME nonce' }, responseCallback: http.expectedStatuses(200),
   });
   acmeServerErrors.add(r.status >= 500);
+  if (r.status === 0) acmeUnanswered.add(1, { endpoint: 'nonce' });
   keepNonce(r);
   return nonce;
 }
@@ -201,6 +203,7 @@ async function post(cfg, dir, key, kid, url, payload, step, expected) {
     });
     keepNonce(r);
     acmeServerErrors.add(r.status >= 500);
+    if (r.status === 0) acmeUnanswered.add(1, { endpoint: step });
     const pr = problem(r);
     if (pr && pr.type === 'urn:ietf:params:acme:error:badNonce') {
       acmeBadNonce.add(1);
