@@ -1,12 +1,9 @@
 package compare
 
 import (
-	"bufio"
-	"bytes"
 	"compress/gzip"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io/fs"
 	"math"
 	"os"
@@ -14,6 +11,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	raw "certctl-loadtest/internal/samples"
 )
 
 // sample is one request of the load: when it ended (seconds from the scenario's first request) and its
@@ -32,55 +31,24 @@ type samples map[string][]sample
 // leaving out setup and teardown, which are not the load. The metric's own tag filter (expected_response:
 // true) is dropped: failed requests are kept, marked, for the error rate.
 func readSamples(path, latencyMetric string) (samples, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	metric, _, _ := strings.Cut(latencyMetric, "{")
-	if metric == "" {
-		metric = "http_req_duration"
-	}
-	key := []byte(`"metric":"` + metric + `"`)
+	sel := raw.Parse(latencyMetric).Without("expected_response")
 	var first time.Time
 	out := samples{}
-	sc := bufio.NewScanner(zr)
-	sc.Buffer(make([]byte, 1<<20), 16<<20)
-	for sc.Scan() {
-		line := sc.Bytes()
-		if !bytes.Contains(line, key) || !bytes.Contains(line, []byte(`"type":"Point"`)) {
-			continue
+	_, err := raw.Read(path, []string{sel.Name}, func(p raw.Point) {
+		if !p.Load() || !sel.Matches(p.Tags) {
+			return
 		}
-		var p struct {
-			Data struct {
-				Time  time.Time         `json:"time"`
-				Value float64           `json:"value"`
-				Tags  map[string]string `json:"tags"`
-			} `json:"data"`
+		if first.IsZero() || p.Time.Before(first) {
+			first = p.Time
 		}
-		if json.Unmarshal(line, &p) != nil {
-			continue
-		}
-		tags := p.Data.Tags
-		if tags["phase"] == "setup" || tags["phase"] == "teardown" || tags["group"] == "::setup" || tags["group"] == "::teardown" {
-			continue
-		}
-		if first.IsZero() || p.Data.Time.Before(first) {
-			first = p.Data.Time
-		}
-		s := sample{t: float64(p.Data.Time.UnixNano()), v: p.Data.Value, ok: tags["expected_response"] != "false"}
+		s := sample{t: float64(p.Time.UnixNano()), v: p.Value, ok: p.Tags["expected_response"] != "false"}
 		out[""] = append(out[""], s)
-		if e := tags["endpoint"]; e != "" {
+		if e := p.Tags["endpoint"]; e != "" {
 			out["endpoint="+e] = append(out["endpoint="+e], s)
 		}
-	}
-	// A raw file cut off by a killed k6 ends mid-line: what was read is still the run's.
-	if err := sc.Err(); err != nil && !errors.Is(err, bufio.ErrTooLong) && len(out) == 0 {
-		return nil, fmt.Errorf("%s: %w", path, err)
+	})
+	if err != nil && len(out) == 0 {
+		return nil, err
 	}
 	t0 := float64(first.UnixNano())
 	for g, ss := range out {
@@ -110,59 +78,41 @@ func rawPath(dir, scenario string) string {
 // points outside setup and teardown, with their expected_response and endpoint tags, times to the
 // millisecond. A 2-minute ACME run's 30 MB of k6 JSON becomes about 300 kB.
 func TrimRaw(src, dst, latencyMetric string) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	zr, err := gzip.NewReader(in)
-	if err != nil {
-		return fmt.Errorf("%s: %w", src, err)
-	}
+	sel := raw.Parse(latencyMetric).Without("expected_response")
 	out, err := os.Create(dst)
 	if err != nil {
 		return err
 	}
 	zw, _ := gzip.NewWriterLevel(out, gzip.BestCompression)
-	metric, _, _ := strings.Cut(latencyMetric, "{")
-	if metric == "" {
-		metric = "http_req_duration"
-	}
-	key := []byte(`"metric":"` + metric + `"`)
-	sc := bufio.NewScanner(zr)
-	sc.Buffer(make([]byte, 1<<20), 16<<20)
 	enc := json.NewEncoder(zw)
-	for sc.Scan() {
-		line := sc.Bytes()
-		if !bytes.Contains(line, key) || !bytes.Contains(line, []byte(`"type":"Point"`)) {
-			continue
+	var werr error
+	_, err = raw.Read(src, []string{sel.Name}, func(p raw.Point) {
+		if werr != nil || !p.Load() || !sel.Matches(p.Tags) {
+			return
 		}
-		var p point
-		if json.Unmarshal(line, &p) != nil {
-			continue
+		var q point
+		q.Metric, q.Type = sel.Name, "Point"
+		q.Data.Time = p.Time.Truncate(time.Millisecond)
+		q.Data.Value = math.Round(p.Value*1000) / 1000
+		q.Data.Tags = map[string]string{"expected_response": p.Tags["expected_response"]}
+		if e := p.Tags["endpoint"]; e != "" {
+			q.Data.Tags["endpoint"] = e
 		}
-		t := p.Data.Tags
-		if t["phase"] == "setup" || t["phase"] == "teardown" || t["group"] == "::setup" || t["group"] == "::teardown" {
-			continue
-		}
-		keep := map[string]string{"expected_response": t["expected_response"]}
-		if e := t["endpoint"]; e != "" {
-			keep["endpoint"] = e
-		}
-		p.Data.Time = p.Data.Time.Truncate(time.Millisecond)
-		p.Data.Value = math.Round(p.Data.Value*1000) / 1000
-		p.Data.Tags = keep
-		p.Metric, p.Type = metric, "Point"
-		if err := enc.Encode(p); err != nil {
-			out.Close()
-			return err
-		}
+		werr = enc.Encode(q)
+	})
+	if err == nil {
+		err = werr
 	}
-	if err := zw.Close(); err != nil {
-		out.Close()
-		return err
+	if cerr := zw.Close(); err == nil {
+		err = cerr
 	}
-	return out.Close()
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(dst)
+	}
+	return err
 }
 
 type point struct {

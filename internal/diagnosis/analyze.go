@@ -13,6 +13,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"certctl-loadtest/internal/samples"
 )
 
 // Input is what the analysis needs to know about the run besides server/: when the load and each
@@ -702,18 +704,8 @@ func mean(v []float64) float64 {
 }
 
 // quantile by nearest rank, on a copy.
-func quantile(v []float64, p float64) float64 {
-	if len(v) == 0 {
-		return 0
-	}
-	s := append([]float64(nil), v...)
-	sort.Float64s(s)
-	i := int(math.Ceil(p*float64(len(s)))) - 1
-	if i < 0 {
-		i = 0
-	}
-	return s[i]
-}
+// quantile is k6's percentile rule, the one every figure of a run uses.
+func quantile(v []float64, p float64) float64 { return samples.Quantile(v, p) }
 
 func round1(v float64) float64 { return math.Round(v*10) / 10 }
 func round2(v float64) float64 { return math.Round(v*100) / 100 }

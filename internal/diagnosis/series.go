@@ -1,16 +1,14 @@
 package diagnosis
 
 import (
-	"bufio"
-	"bytes"
-	"compress/gzip"
 	"encoding/json"
 	"math"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"time"
+
+	"certctl-loadtest/internal/samples"
 )
 
 // maxPoints bounds each chart: one bucket per StepS seconds, at least 5 s, so a 24-hour soak still draws.
@@ -143,66 +141,26 @@ func series(in Input, server string) *Series {
 // k6Series reads a scenario's raw samples: iterations per second and the judged latency's p95 per
 // bucket. Setup and teardown are not the load.
 func k6Series(path, latencyMetric string, n int, step float64, bucket func(time.Time) int) (rate, p95 []*float64) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, nil
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		return nil, nil
-	}
-	metric, tags, _ := strings.Cut(strings.TrimSuffix(latencyMetric, "}"), "{")
-	if metric == "" {
-		metric = "http_req_duration"
-	}
-	want := map[string]string{}
-	for _, kv := range strings.Split(tags, ",") {
-		if k, v, ok := strings.Cut(kv, ":"); ok {
-			want[k] = v
-		}
-	}
+	sel := samples.Parse(latencyMetric)
 	iters := make([]float64, n)
 	lat := make([][]float64, n)
-	metricKey := []byte(`"metric":"` + metric + `"`)
-	sc := bufio.NewScanner(zr)
-	sc.Buffer(make([]byte, 1<<20), 16<<20)
-	for sc.Scan() {
-		line := sc.Bytes()
-		isIter := bytes.Contains(line, []byte(`"metric":"iterations"`))
-		if !isIter && !bytes.Contains(line, metricKey) || !bytes.Contains(line, []byte(`"type":"Point"`)) {
-			continue
+	read := 0
+	_, err := samples.Read(path, []string{"iterations", sel.Name}, func(p samples.Point) {
+		read++
+		if !p.Load() {
+			return
 		}
-		var p struct {
-			Data struct {
-				Time  time.Time         `json:"time"`
-				Value float64           `json:"value"`
-				Tags  map[string]string `json:"tags"`
-			} `json:"data"`
+		i := bucket(p.Time)
+		switch {
+		case i < 0:
+		case p.Metric == "iterations":
+			iters[i] += p.Value
+		case sel.Matches(p.Tags):
+			lat[i] = append(lat[i], p.Value)
 		}
-		if json.Unmarshal(line, &p) != nil || p.Data.Tags["phase"] == "setup" || p.Data.Tags["phase"] == "teardown" {
-			continue
-		}
-		if g := p.Data.Tags["group"]; g == "::setup" || g == "::teardown" {
-			continue
-		}
-		i := bucket(p.Data.Time)
-		if i < 0 {
-			continue
-		}
-		if isIter {
-			iters[i] += p.Data.Value
-			continue
-		}
-		ok := true
-		for k, v := range want {
-			if p.Data.Tags[k] != v {
-				ok = false
-			}
-		}
-		if ok {
-			lat[i] = append(lat[i], p.Data.Value)
-		}
+	})
+	if err != nil && read == 0 {
+		return nil, nil
 	}
 	rate, p95 = make([]*float64, n), make([]*float64, n)
 	for i := 0; i < n; i++ {
@@ -211,7 +169,7 @@ func k6Series(path, latencyMetric string, n int, step float64, bucket func(time.
 			rate[i] = &v
 		}
 		if len(lat[i]) > 0 {
-			v := round2(quantile(lat[i], 0.95))
+			v := round2(samples.Quantile(lat[i], 0.95))
 			p95[i] = &v
 		}
 	}

@@ -9,10 +9,8 @@ package segments
 
 import (
 	"certctl-loadtest/internal/report"
+	"certctl-loadtest/internal/samples"
 
-	"bufio"
-	"bytes"
-	"compress/gzip"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -241,38 +239,8 @@ func concatGzip(out string, files []string) error {
 	return os.Rename(tmp, out)
 }
 
-// selector is a metric with the tags its samples must carry: k6's sub-metric.
-type selector struct {
-	key  string
-	name string
-	tags map[string]string
-}
-
-func parseSelector(key string) selector {
-	s := selector{key: key, tags: map[string]string{}}
-	name, rest, ok := strings.Cut(key, "{")
-	s.name = name
-	if ok {
-		for _, kv := range strings.Split(strings.TrimSuffix(rest, "}"), ",") {
-			if k, v, ok := strings.Cut(strings.TrimSpace(kv), ":"); ok {
-				s.tags[strings.TrimSpace(k)] = strings.TrimSpace(v)
-			}
-		}
-	}
-	return s
-}
-
-func (s selector) matches(tags map[string]string) bool {
-	for k, v := range s.tags {
-		if tags[k] != v {
-			return false
-		}
-	}
-	return true
-}
-
 // wanted: every sub-metric the merged record reads from the samples.
-func wanted(r record) []selector {
+func wanted(r record) []samples.Selector {
 	keys := map[string]bool{r.fields.Sources.Latency: true, r.fields.Sources.Iteration: true, r.fields.Sources.ErrorRate: true}
 	for _, k := range r.fields.Sources.Trends {
 		keys[k] = true
@@ -280,13 +248,13 @@ func wanted(r record) []selector {
 	for _, t := range r.fields.Thresholds {
 		keys[t.Metric] = true
 	}
-	var out []selector
+	var out []samples.Selector
 	for k := range keys {
 		if k != "" {
-			out = append(out, parseSelector(k))
+			out = append(out, samples.Parse(k))
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].key < out[j].key })
+	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
 	return out
 }
 
@@ -296,65 +264,30 @@ type Pool struct {
 	Values map[string][]float64 // sub-metric key -> sample values
 }
 
-func readPool(path string, want []selector) (Pool, error) {
+// readPool pools every wanted sub-metric's samples, setup's and teardown's included: k6's own record
+// judges them too, and the merged one must agree with it.
+func readPool(path string, want []samples.Selector) (Pool, error) {
 	p := Pool{Types: map[string]string{}, Values: map[string][]float64{}}
+	byName := map[string][]samples.Selector{}
+	var names []string
 	for _, s := range want {
-		p.Values[s.key] = nil
+		p.Values[s.Key] = nil
+		if byName[s.Name] == nil {
+			names = append(names, s.Name)
+		}
+		byName[s.Name] = append(byName[s.Name], s)
 	}
-	f, err := os.Open(path)
+	types, err := samples.Read(path, names, func(pt samples.Point) {
+		for _, s := range byName[pt.Metric] {
+			if s.Matches(pt.Tags) {
+				p.Values[s.Key] = append(p.Values[s.Key], pt.Value)
+			}
+		}
+	})
+	if types != nil {
+		p.Types = types
+	}
 	if err != nil {
-		return p, err
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		return p, err
-	}
-	byName := map[string][]selector{}
-	for _, s := range want {
-		byName[s.name] = append(byName[s.name], s)
-	}
-	sc := bufio.NewScanner(zr)
-	sc.Buffer(make([]byte, 1<<20), 16<<20)
-	var line struct {
-		Type   string `json:"type"`
-		Metric string `json:"metric"`
-		Data   struct {
-			Type  string            `json:"type"`
-			Value float64           `json:"value"`
-			Tags  map[string]string `json:"tags"`
-		} `json:"data"`
-	}
-	for sc.Scan() {
-		b := sc.Bytes()
-		// Most lines are samples of metrics no figure reads: skip them before decoding.
-		if !bytes.Contains(b, []byte(`"type":"Metric"`)) {
-			i := bytes.Index(b, []byte(`"metric":"`))
-			if i < 0 {
-				continue
-			}
-			rest := b[i+len(`"metric":"`):]
-			j := bytes.IndexByte(rest, '"')
-			if j < 0 || byName[string(rest[:j])] == nil {
-				continue
-			}
-		}
-		line.Data.Tags = nil
-		if err := json.Unmarshal(b, &line); err != nil {
-			continue
-		}
-		switch line.Type {
-		case "Metric":
-			p.Types[line.Metric] = line.Data.Type
-		case "Point":
-			for _, s := range byName[line.Metric] {
-				if s.matches(line.Data.Tags) {
-					p.Values[s.key] = append(p.Values[s.key], line.Data.Value)
-				}
-			}
-		}
-	}
-	if err := sc.Err(); err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
 		return p, err
 	}
 	for k := range p.Values {
@@ -363,19 +296,8 @@ func readPool(path string, want []selector) (Pool, error) {
 	return p, nil
 }
 
-// Percentile is k6's: linear interpolation between the closest ranks of the sorted values.
-func Percentile(sorted []float64, pct float64) float64 {
-	switch n := len(sorted); n {
-	case 0:
-		return 0
-	case 1:
-		return sorted[0]
-	default:
-		i := pct * float64(n-1)
-		lo, hi := sorted[int(math.Floor(i))], sorted[int(math.Ceil(i))]
-		return lo + (hi-lo)*(i-math.Floor(i))
-	}
-}
+// Percentile is k6's rule (samples.Percentile).
+func Percentile(sorted []float64, pct float64) float64 { return samples.Percentile(sorted, pct) }
 
 // Latency is the record's latency figures of a sub-metric's sorted samples, ms.
 func Latency(v []float64) map[string]float64 {
@@ -483,7 +405,7 @@ func thresholds(recs []record, pool Pool, runS float64) ([]report.Threshold, boo
 	all := true
 	var out []report.Threshold
 	for i, t := range recs[0].fields.Thresholds {
-		sel := parseSelector(t.Metric)
+		sel := samples.Parse(t.Metric)
 		vals := pool.Values[t.Metric]
 		agg, op, limit, err := parseExpression(t.Expression)
 		r := report.Threshold{Metric: t.Metric, Expression: t.Expression}
@@ -514,7 +436,7 @@ func thresholds(recs []record, pool Pool, runS float64) ([]report.Threshold, boo
 				r.Aggregate, r.Value = agg, &sum
 			}
 		default:
-			v := aggregate(pool.Types[sel.name], agg, vals, runS)
+			v := aggregate(pool.Types[sel.Name], agg, vals, runS)
 			r.Aggregate = agg
 			rv := round(v, 3)
 			r.Value = &rv
