@@ -11,6 +11,7 @@ import (
 
 	"certctl-loadtest/internal/cli"
 	"certctl-loadtest/internal/harness"
+	"certctl-loadtest/internal/results"
 )
 
 func main() {
@@ -31,7 +32,7 @@ func main() {
 	root, err := cli.RepoRoot()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "loadtest: %v\n", err)
-		os.Exit(harness.ExitBadInput)
+		os.Exit(results.ExitBadInput)
 	}
 	os.Exit(cli.Main(ctx, cli.Env{
 		Args: os.Args[1:], Getenv: os.Getenv, Environ: os.Environ(), Stdout: os.Stdout, Stderr: os.Stderr,

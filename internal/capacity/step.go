@@ -1,15 +1,14 @@
 package capacity
 
 import (
+	"certctl-loadtest/internal/results"
 	"fmt"
 	"strconv"
 	"strings"
-
-	"certctl-loadtest/internal/report"
 )
 
 // FromSummary reads a step's figures and what broke from its run's summary.
-func FromSummary(s report.Summary, scenario string) Step {
+func FromSummary(s results.Summary, scenario string) Step {
 	st := Step{RunID: s.RunID, Passed: s.Passed, ExitCode: s.ExitCode}
 	for _, sc := range s.Scenarios {
 		if sc.Name != scenario {

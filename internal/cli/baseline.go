@@ -12,8 +12,7 @@ import (
 	"strings"
 
 	"certctl-loadtest/internal/compare"
-	"certctl-loadtest/internal/harness"
-	"certctl-loadtest/internal/report"
+	"certctl-loadtest/internal/results"
 )
 
 var baselineNameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9.-]{0,39}$`)
@@ -28,7 +27,7 @@ func baselineCmd(ctx context.Context, e Env, args []string) int {
 	build := flags.String("build", "", "")
 	if err := flags.Parse(args); err != nil || flags.NArg() != 1 {
 		fmt.Fprintf(e.Stderr, "loadtest: baseline [--name NAME] [--build BUILD] <run-dir>\n%s", usage)
-		return harness.ExitBadInput
+		return results.ExitBadInput
 	}
 	dir := flags.Arg(0)
 	if resolved, err := filepath.EvalSymlinks(dir); err == nil {
@@ -37,13 +36,13 @@ func baselineCmd(ctx context.Context, e Env, args []string) int {
 	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
 	if err != nil {
 		fmt.Fprintf(e.Stderr, "loadtest: baseline: %s has no summary.json: only a run that finished can be a baseline\n", dir)
-		return harness.ExitBadInput
+		return results.ExitBadInput
 	}
-	var sum report.Summary
+	var sum results.Summary
 	var doc map[string]any
-	if err := json.Unmarshal(b, &sum); err != nil || json.Unmarshal(b, &doc) != nil || sum.Schema != report.SummarySchema {
+	if err := json.Unmarshal(b, &sum); err != nil || json.Unmarshal(b, &doc) != nil || sum.Schema != results.SummarySchema {
 		fmt.Fprintf(e.Stderr, "loadtest: baseline: %s/summary.json is not a summary (%v)\n", dir, err)
-		return harness.ExitBadInput
+		return results.ExitBadInput
 	}
 	if *build == "" {
 		*build = buildLabel(sum.Run.Certctl)
@@ -57,20 +56,20 @@ func baselineCmd(ctx context.Context, e Env, args []string) int {
 	for what, v := range map[string]string{"--name": *name, "--build": *build} {
 		if !baselineNameRE.MatchString(v) {
 			fmt.Fprintf(e.Stderr, "loadtest: baseline: %s %q: lower-case letters, digits, dots and dashes\n", what, v)
-			return harness.ExitBadInput
+			return results.ExitBadInput
 		}
 	}
 	for _, sc := range sum.Scenarios {
 		if sc.Record == nil {
 			fmt.Fprintf(e.Stderr, "loadtest: baseline: %s has no results for %s: a baseline must hold every scenario it ran\n", dir, sc.Name)
-			return harness.ExitBadInput
+			return results.ExitBadInput
 		}
 	}
 	dest := filepath.Join(e.Root, "docs", "baselines", *build)
 	rawDir := filepath.Join(dest, *name+".raw")
 	if err := os.MkdirAll(rawDir, 0o755); err != nil {
 		fmt.Fprintf(e.Stderr, "loadtest: baseline: %v\n", err)
-		return harness.ExitEnvironment
+		return results.ExitEnvironment
 	}
 	kept := []string{}
 	for _, sc := range sum.Scenarios {
@@ -80,7 +79,7 @@ func baselineCmd(ctx context.Context, e Env, args []string) int {
 		}
 		if err := compare.TrimRaw(src, filepath.Join(rawDir, sc.Name+".json.gz"), sc.Record.LatencyMetric); err != nil {
 			fmt.Fprintf(e.Stderr, "loadtest: baseline: %v\n", err)
-			return harness.ExitEnvironment
+			return results.ExitEnvironment
 		}
 		kept = append(kept, sc.Name)
 	}
@@ -97,7 +96,7 @@ func baselineCmd(ctx context.Context, e Env, args []string) int {
 	file := filepath.Join(dest, *name+".json")
 	if err := os.WriteFile(file, append(out, '\n'), 0o644); err != nil {
 		fmt.Fprintf(e.Stderr, "loadtest: baseline: %v\n", err)
-		return harness.ExitEnvironment
+		return results.ExitEnvironment
 	}
 	rel, _ := filepath.Rel(e.Root, file)
 	fmt.Fprintf(e.Stdout, "baseline: %s (run %s, certctl %s, %d CPUs; samples of %s)\n", rel, sum.RunID, *build, sum.Run.Host.CPUs, strings.Join(kept, ", "))
@@ -105,7 +104,7 @@ func baselineCmd(ctx context.Context, e Env, args []string) int {
 }
 
 // buildLabel is the name a build's baselines go under: the build folder (CERTCTL_DIST) or the image tag.
-func buildLabel(c report.Certctl) string {
+func buildLabel(c results.Certctl) string {
 	if c.Build != "" {
 		return filepath.Base(c.Build)
 	}

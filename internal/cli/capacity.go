@@ -13,7 +13,7 @@ import (
 	"certctl-loadtest/internal/capacity"
 	"certctl-loadtest/internal/docs"
 	"certctl-loadtest/internal/harness"
-	"certctl-loadtest/internal/report"
+	"certctl-loadtest/internal/results"
 )
 
 // capacityCmd searches for one scenario's knee: each step an ordinary run at one rate, into
@@ -21,7 +21,7 @@ import (
 func capacityCmd(ctx context.Context, e Env) int {
 	fail := func(format string, a ...any) int {
 		fmt.Fprintf(e.Stderr, "loadtest: capacity: "+format+"\n", a...)
-		return harness.ExitBadInput
+		return results.ExitBadInput
 	}
 	get := func(k string) string {
 		if v := e.Getenv(k); v != "" {
@@ -147,7 +147,7 @@ func capacityCmd(ctx context.Context, e Env) int {
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		fmt.Fprintf(e.Stderr, "loadtest: capacity: %v\n", err)
-		return harness.ExitEnvironment
+		return results.ExitEnvironment
 	}
 	var res capacity.Result
 	save := func() {
@@ -167,7 +167,7 @@ func capacityCmd(ctx context.Context, e Env) int {
 		env.Stdout = io.Discard
 		runOne(ctx, env, "run", c)
 		st := capacity.Step{RunID: c.RunID}
-		if sum, err := report.Load(c.RunDir()); err == nil {
+		if sum, err := results.Load(c.RunDir()); err == nil {
 			st = capacity.FromSummary(sum, name)
 		} else {
 			st.Problem = err.Error()
@@ -187,14 +187,14 @@ func capacityCmd(ctx context.Context, e Env) int {
 	fmt.Fprint(e.Stdout, capacity.Text(res))
 	switch {
 	case ctx.Err() != nil:
-		return harness.ExitInterrupted
+		return results.ExitInterrupted
 	case err != nil:
 		fmt.Fprintf(e.Stderr, "loadtest: capacity: a step gave no verdict, so the search stopped: %v\n", err)
-		return harness.ExitNoResults
+		return results.ExitNoResults
 	case res.Knee == 0:
-		return harness.ExitThresholds
+		return results.ExitThresholds
 	}
-	return harness.ExitOK
+	return results.ExitOK
 }
 
 // vusFor is a step's PRE_VUS and MAX_VUS: a second of arrivals ready, never fewer than the scenario's.

@@ -16,6 +16,7 @@ import (
 	"certctl-loadtest/internal/docs"
 	"certctl-loadtest/internal/harness"
 	"certctl-loadtest/internal/report"
+	"certctl-loadtest/internal/results"
 )
 
 var usage = `usage:
@@ -74,7 +75,7 @@ var usage = `usage:
   loadtest docs [--check]    regenerate the tables the docs carry from the code (--check: fail if stale)
 
 exit codes of run and spotcheck:
-` + harness.ExitCodeText()
+` + results.ExitCodeText()
 
 // Env is what the command reads from its process; tests supply their own.
 type Env struct {
@@ -94,12 +95,12 @@ type Env struct {
 func Main(ctx context.Context, e Env) int {
 	if len(e.Args) == 0 {
 		fmt.Fprint(e.Stderr, usage)
-		return harness.ExitBadInput
+		return results.ExitBadInput
 	}
 	cmd, args := e.Args[0], e.Args[1:]
 	if isHelp(cmd) || cmd == "help" || slices.ContainsFunc(args, isHelp) {
 		fmt.Fprint(e.Stdout, usage)
-		return harness.ExitOK
+		return results.ExitOK
 	}
 	switch cmd {
 	case "version":
@@ -110,13 +111,13 @@ func Main(ctx context.Context, e Env) int {
 			var err error
 			if e, args, err = segmentsFlag(e, args); err != nil {
 				fmt.Fprintf(e.Stderr, "loadtest: %s: %v\n", cmd, err)
-				return harness.ExitBadInput
+				return results.ExitBadInput
 			}
 		}
 		if len(args) > 0 {
 			// Configuration comes from the environment only: an argument would be silently ignored.
 			fmt.Fprintf(e.Stderr, "loadtest: %s takes no arguments (got %q): set its configuration in the environment, e.g. TIER=api DURATION=1m; see docs/configuration.md\n", cmd, strings.Join(args, " "))
-			return harness.ExitBadInput
+			return results.ExitBadInput
 		}
 		return runCmd(ctx, e, cmd)
 	case "report":
@@ -128,7 +129,7 @@ func Main(ctx context.Context, e Env) int {
 	case "seed-external", "clean-external":
 		if len(args) > 0 {
 			fmt.Fprintf(e.Stderr, "loadtest: %s takes no arguments: TARGET=external's CERTCTL_URL and CERTCTL_API_KEY, and CONFIRM=yes, come from the environment\n", cmd)
-			return harness.ExitBadInput
+			return results.ExitBadInput
 		}
 		if cmd == "seed-external" {
 			return externalScriptCmd(ctx, e, "seed", "creates the harness's base rows (team, owner, profile, renewal policy, issuer; ids LT_*_ID) where they are missing")
@@ -145,16 +146,16 @@ func Main(ctx context.Context, e Env) int {
 	case "capacity":
 		if len(args) > 0 {
 			fmt.Fprintf(e.Stderr, "loadtest: capacity takes no arguments (got %q): set SCENARIO and the CAPACITY_* knobs in the environment; see docs/capacity.md\n", strings.Join(args, " "))
-			return harness.ExitBadInput
+			return results.ExitBadInput
 		}
 		if err := harness.CheckScenarioVars(e.Root, e.Environ); err != nil {
 			fmt.Fprintf(e.Stderr, "loadtest: %v\n", err)
-			return harness.ExitBadInput
+			return results.ExitBadInput
 		}
 		return capacityCmd(ctx, e)
 	default:
 		fmt.Fprintf(e.Stderr, "loadtest: unknown command %q\n%s", cmd, usage)
-		return harness.ExitBadInput
+		return results.ExitBadInput
 	}
 }
 
@@ -196,12 +197,12 @@ func versionCmd(e Env) int {
 	pins, err := harness.ReadEnvFile(filepath.Join(e.Root, ".env"))
 	if err != nil {
 		fmt.Fprintf(e.Stderr, "loadtest: %v\n", err)
-		return harness.ExitEnvironment
+		return results.ExitEnvironment
 	}
 	for _, k := range []string{"IMAGE_K6", "CERTCTL_IMAGE"} {
 		fmt.Fprintf(e.Stdout, "%s=%s\n", k, pins[k])
 	}
-	return harness.ExitOK
+	return results.ExitOK
 }
 
 // revision is the harness's git revision: the Go build's stamp, else the checkout's; "-dirty" when
@@ -232,7 +233,7 @@ func revision(e Env) string {
 func runCmd(ctx context.Context, e Env, cmd string) int {
 	if err := harness.CheckScenarioVars(e.Root, e.Environ); err != nil {
 		fmt.Fprintf(e.Stderr, "loadtest: %v\n", err)
-		return harness.ExitBadInput
+		return results.ExitBadInput
 	}
 	load := harness.Load
 	if cmd == "spotcheck" {
@@ -241,7 +242,7 @@ func runCmd(ctx context.Context, e Env, cmd string) int {
 	cfg, err := load(e.Root, e.Getenv, e.Now())
 	if err != nil {
 		fmt.Fprintf(e.Stderr, "loadtest: %v\n", err)
-		return harness.ExitBadInput
+		return results.ExitBadInput
 	}
 	if cmd == "check" {
 		return checkCmd(ctx, e, cfg)
@@ -269,7 +270,7 @@ func runOne(ctx context.Context, e Env, cmd string, cfg harness.Config) int {
 	}
 	code := r.Run(ctx)
 	// The last line names the run just attempted, so nobody reads an older one's results/latest.
-	meaning, _ := harness.ExitMeaning(code)
+	meaning, _ := results.ExitMeaning(code)
 	if r.Created {
 		fmt.Fprintf(e.Stderr, "loadtest: exit %d (%s); run %s: %s\n", code, meaning, cfg.RunID, cfg.RunDir())
 	} else {
@@ -284,7 +285,7 @@ func runOne(ctx context.Context, e Env, cmd string, cfg harness.Config) int {
 func runEach(ctx context.Context, e Env, cmd string, cfg harness.Config, seq []harness.Scenario) int {
 	if len(seq) != len(cfg.Scenarios) {
 		fmt.Fprintf(e.Stderr, "loadtest: TIER=%s: the scale tier's scenarios run one after another, each on a stack of its own: run the other tiers separately\n", strings.Join(cfg.Tiers, ","))
-		return harness.ExitBadInput
+		return results.ExitBadInput
 	}
 	base := cfg.RunID
 	cfgs := make([]harness.Config, len(seq))
@@ -305,7 +306,7 @@ func runEach(ctx context.Context, e Env, cmd string, cfg harness.Config, seq []h
 		}
 		if err != nil {
 			fmt.Fprintf(e.Stderr, "loadtest: %s: %v\n", sc.Name, err)
-			return harness.ExitBadInput
+			return results.ExitBadInput
 		}
 		cfgs[i] = c
 		// Each run records the command that repeats it alone: SCENARIOS=<it>.
@@ -325,20 +326,20 @@ func runEach(ctx context.Context, e Env, cmd string, cfg harness.Config, seq []h
 		fmt.Fprintf(e.Stderr, "loadtest: %s scenario %d of %d: %s\n", tier, i+1, len(cfgs), seq[i].Name)
 		code := runOne(ctx, envs[i], cmd, c)
 		codes = append(codes, code)
-		meaning, _ := harness.ExitMeaning(code)
+		meaning, _ := results.ExitMeaning(code)
 		lines = append(lines, fmt.Sprintf("  %-14s exit %d (%s): %s", seq[i].Name, code, meaning, c.RunDir()))
 	}
-	code := harness.Worst(codes...)
+	code := results.Verdict(codes...)
 	if ctx.Err() != nil {
-		code = harness.ExitInterrupted
+		code = results.ExitInterrupted
 	}
-	meaning, _ := harness.ExitMeaning(code)
+	meaning, _ := results.ExitMeaning(code)
 	// The PKI tier's scenarios are points of one curve (issuance at 1, 4, 16 clients) and one CA's
 	// figures: set side by side, as a CA benchmark prints them.
-	var pki []report.PKIRow
+	var pki []results.PKIRow
 	var found []string
 	for _, c := range cfgs {
-		if s, err := report.Load(c.RunDir()); err == nil {
+		if s, err := results.Load(c.RunDir()); err == nil {
 			pki = append(pki, s.PKITier...)
 			found = append(found, s.Findings...)
 		}
@@ -369,7 +370,7 @@ func checkCmd(ctx context.Context, e Env, cfg harness.Config) int {
 	rows, err := planRows(ctx, e, cfg)
 	if err != nil {
 		fmt.Fprintf(e.Stderr, "loadtest: %v\n", err)
-		return harness.ExitBadInput
+		return results.ExitBadInput
 	}
 	fmt.Fprintf(e.Stdout, "ok: tiers %s, %d scenarios, certctl %s, duration %s\n\n", strings.Join(cfg.Tiers, ","), len(cfg.Scenarios), target, cfg.Duration)
 	fmt.Fprint(e.Stdout, docs.Plan(rows, len(harness.OneAfterAnother(cfg)) > 1, cfg.External != nil))
@@ -377,7 +378,7 @@ func checkCmd(ctx context.Context, e Env, cfg harness.Config) int {
 		fmt.Fprintf(e.Stdout, "each scenario runs as %d k6 processes, an execution segment each (%s …); their records are merged from the pooled samples\n",
 			cfg.Segments, strings.Join(harness.SegmentArgs(0, cfg.Segments), " "))
 	}
-	return harness.ExitOK
+	return results.ExitOK
 }
 
 // PlanStacks is what `loadtest run` (or spotcheck) would do with e's environment, without doing it:
@@ -434,7 +435,7 @@ func reportCmd(e Env, args []string) int {
 	write := flags.Bool("write", false, "")
 	if err := flags.Parse(args); err != nil {
 		fmt.Fprintf(e.Stderr, "loadtest: report: %v\n%s", err, usage)
-		return harness.ExitBadInput
+		return results.ExitBadInput
 	}
 	switch n := flags.NArg(); {
 	case *format == "text" && n == 1:
@@ -443,10 +444,10 @@ func reportCmd(e Env, args []string) int {
 		return reportMarkdown(e, flags.Arg(0), flags.Arg(1))
 	case *format != "text" && *format != "markdown":
 		fmt.Fprintf(e.Stderr, "loadtest: report --format %q: use text or markdown\n", *format)
-		return harness.ExitBadInput
+		return results.ExitBadInput
 	}
 	fmt.Fprint(e.Stderr, usage)
-	return harness.ExitBadInput
+	return results.ExitBadInput
 }
 
 // reportText prints a saved run's summary and exits with the run's own code, so a script can judge a
@@ -455,13 +456,13 @@ func reportText(e Env, dir string, write bool) int {
 	if resolved, err := filepath.EvalSymlinks(dir); err == nil {
 		dir = resolved
 	}
-	s, err := report.Load(dir)
+	s, err := results.Load(dir)
 	if err == nil && write {
 		err = report.Write(dir, s)
 	}
 	if err != nil {
 		fmt.Fprintf(e.Stderr, "loadtest: %v\n", err)
-		return harness.ExitBadInput
+		return results.ExitBadInput
 	}
 	fmt.Fprint(e.Stdout, report.Text(s))
 	return s.ExitCode
@@ -471,9 +472,9 @@ func reportText(e Env, dir string, write bool) int {
 // included: the workflow's last step carries the verdict, and a summary that cannot be written must
 // not hide it.
 func reportMarkdown(e Env, dir, stepCode string) int {
-	d, s := report.OpenRunDir(dir)
-	fmt.Fprint(e.Stdout, report.Markdown(s, d, stepCode, harness.ExitMeaning))
-	return harness.ExitOK
+	d, s := results.OpenRunDir(dir)
+	fmt.Fprint(e.Stdout, report.Markdown(s, d, stepCode))
+	return results.ExitOK
 }
 
 // docsCmd regenerates the tables the docs carry from the code, or with --check reports stale ones.
@@ -489,13 +490,13 @@ func docsCmd(ctx context.Context, e Env, args []string) int {
 	blocks, err := docs.Blocks(e.Root, inspect)
 	if err != nil {
 		fmt.Fprintf(e.Stderr, "loadtest: %v\n", err)
-		return harness.ExitBadInput
+		return results.ExitBadInput
 	}
 	check := len(args) > 0 && args[0] == "--check"
 	stale, err := docs.Sync(e.Root, blocks, docs.Documents, !check)
 	if err != nil {
 		fmt.Fprintf(e.Stderr, "loadtest: %v\n", err)
-		return harness.ExitBadInput
+		return results.ExitBadInput
 	}
 	for _, s := range stale {
 		verb := "updated"
@@ -507,7 +508,7 @@ func docsCmd(ctx context.Context, e Env, args []string) int {
 	if check && len(stale) > 0 {
 		return 1
 	}
-	return harness.ExitOK
+	return results.ExitOK
 }
 
 func envList(m map[string]string) []string {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"certctl-loadtest/internal/harness"
+	"certctl-loadtest/internal/results"
 )
 
 // root is the repository: the commands read k6/ and docker-compose.yml from it.
@@ -73,8 +74,8 @@ func TestBadInput(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			o := mainWith(t, c.args, c.env, nil)
-			if o.code != harness.ExitBadInput {
-				t.Errorf("exit %d, want %d", o.code, harness.ExitBadInput)
+			if o.code != results.ExitBadInput {
+				t.Errorf("exit %d, want %d", o.code, results.ExitBadInput)
 			}
 			if !strings.Contains(o.stderr, c.want) {
 				t.Errorf("stderr lacks %q:\n%s", c.want, o.stderr)
@@ -115,7 +116,7 @@ load: 35s from the first k6 start, all scenarios at once; add the stack's start 
 		fmt.Fprint(c.Stderr, "SyntaxError: Unexpected token")
 		return 107, nil
 	})
-	if o.code != harness.ExitBadInput || !strings.Contains(o.stderr, "k6 inspect k6/api/issuance_acceptance.js: exit 107: SyntaxError: Unexpected token") {
+	if o.code != results.ExitBadInput || !strings.Contains(o.stderr, "k6 inspect k6/api/issuance_acceptance.js: exit 107: SyntaxError: Unexpected token") {
 		t.Errorf("a broken script: exit %d, stderr %q", o.code, o.stderr)
 	}
 }
@@ -123,15 +124,15 @@ load: 35s from the first k6 start, all scenarios at once; add the stack's start 
 // `run` hands the configuration to the harness with the injected runner: an engine that does not
 // answer is the environment's fault (3), and no results directory is left.
 func TestRunThroughTheInjectedRunner(t *testing.T) {
-	results := t.TempDir()
-	o := mainWith(t, []string{"run"}, map[string]string{"TIER": "api", "RESULTS_DIR": results, "RUN_ID": "cli-1"}, nil)
-	if o.code != harness.ExitEnvironment || !strings.Contains(o.stderr, "cannot reach the Docker engine") {
+	dir := t.TempDir()
+	o := mainWith(t, []string{"run"}, map[string]string{"TIER": "api", "RESULTS_DIR": dir, "RUN_ID": "cli-1"}, nil)
+	if o.code != results.ExitEnvironment || !strings.Contains(o.stderr, "cannot reach the Docker engine") {
 		t.Errorf("exit %d, stderr:\n%s", o.code, o.stderr)
 	}
 	if !slices.ContainsFunc(o.calls, func(c string) bool { return strings.HasPrefix(c, "docker ") }) {
 		t.Errorf("commands %q: want docker's, through Env.Exec", o.calls)
 	}
-	if entries, _ := os.ReadDir(results); len(entries) > 0 {
+	if entries, _ := os.ReadDir(dir); len(entries) > 0 {
 		t.Errorf("results directory holds %v", entries)
 	}
 }
@@ -260,9 +261,9 @@ func TestHelpAndVersion(t *testing.T) {
 // TIER=scale runs each scale scenario as a run of its own, on its own stack, one after another, and
 // exits with the worst verdict; an existing run directory of any of them stops it before the first.
 func TestScaleTierOneAfterAnother(t *testing.T) {
-	results := t.TempDir()
+	dir := t.TempDir()
 	var composeUps []string
-	o := mainWith(t, []string{"run"}, map[string]string{"TIER": "scale", "RESULTS_DIR": results, "RUN_ID": "seq"}, func(_ context.Context, c harness.Cmd) (int, error) {
+	o := mainWith(t, []string{"run"}, map[string]string{"TIER": "scale", "RESULTS_DIR": dir, "RUN_ID": "seq"}, func(_ context.Context, c harness.Cmd) (int, error) {
 		composeUps = append(composeUps, strings.Join(c.Args, " "))
 		return 1, nil // no engine: each run fails fast
 	})
@@ -279,31 +280,18 @@ func TestScaleTierOneAfterAnother(t *testing.T) {
 			t.Errorf("stderr lacks %q:\n%s", w, o.stderr)
 		}
 	}
-	if o.code != harness.ExitEnvironment {
-		t.Errorf("exit %d, want %d", o.code, harness.ExitEnvironment)
+	if o.code != results.ExitEnvironment {
+		t.Errorf("exit %d, want %d", o.code, results.ExitEnvironment)
 	}
 	if n := strings.Count(o.stderr, "cannot reach the Docker engine"); n != 3 {
 		t.Errorf("%d runs tried, want 3:\n%s", n, o.stderr)
 	}
 
-	if err := os.Mkdir(filepath.Join(results, "seq2-agent-storm"), 0o755); err != nil {
+	if err := os.Mkdir(filepath.Join(dir, "seq2-agent-storm"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	o = mainWith(t, []string{"run"}, map[string]string{"TIER": "scale", "RESULTS_DIR": results, "RUN_ID": "seq2"}, nil)
-	if o.code != harness.ExitBadInput || !strings.Contains(o.stderr, "seq2-agent-storm already exists") || len(o.calls) > 0 {
+	o = mainWith(t, []string{"run"}, map[string]string{"TIER": "scale", "RESULTS_DIR": dir, "RUN_ID": "seq2"}, nil)
+	if o.code != results.ExitBadInput || !strings.Contains(o.stderr, "seq2-agent-storm already exists") || len(o.calls) > 0 {
 		t.Errorf("exit %d, %d commands, stderr:\n%s", o.code, len(o.calls), o.stderr)
-	}
-}
-
-func TestWorst(t *testing.T) {
-	for _, c := range []struct {
-		codes []int
-		want  int
-	}{
-		{nil, 0}, {[]int{0, 0}, 0}, {[]int{0, 99, 0}, 99}, {[]int{99, 3, 5}, 3}, {[]int{5, 99}, 5},
-	} {
-		if got := harness.Worst(c.codes...); got != c.want {
-			t.Errorf("Worst(%v) = %d, want %d", c.codes, got, c.want)
-		}
 	}
 }

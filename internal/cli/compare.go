@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"certctl-loadtest/internal/compare"
-	"certctl-loadtest/internal/harness"
+	"certctl-loadtest/internal/results"
 )
 
 // ExitRegressed is compare's code for a significant regression beyond the tolerance.
@@ -25,15 +25,15 @@ func compareCmd(e Env, args []string) int {
 	out := flags.String("out", "", "")
 	if err := flags.Parse(args); err != nil {
 		fmt.Fprintf(e.Stderr, "loadtest: compare: %v\n%s", err, usage)
-		return harness.ExitBadInput
+		return results.ExitBadInput
 	}
 	if flags.NArg() != 2 {
 		fmt.Fprintf(e.Stderr, "loadtest: compare takes two sides, OLD and NEW, each [label=]run-dir[,run-dir...]; got %d\n", flags.NArg())
-		return harness.ExitBadInput
+		return results.ExitBadInput
 	}
 	if *noise < 0 || *noise >= 1 || *tolerance < 0 {
 		fmt.Fprintf(e.Stderr, "loadtest: compare: --noise is a fraction in [0, 1) and --tolerance a fraction ≥ 0 (0.1 = 10 %%); got %g and %g\n", *noise, *tolerance)
-		return harness.ExitBadInput
+		return results.ExitBadInput
 	}
 	render := map[string]func(compare.Result) string{"text": compare.Text, "markdown": compare.Markdown, "json": func(r compare.Result) string {
 		b, _ := compare.JSON(r)
@@ -41,33 +41,33 @@ func compareCmd(e Env, args []string) int {
 	}}[*format]
 	if render == nil {
 		fmt.Fprintf(e.Stderr, "loadtest: compare --format %q: use text, markdown or json\n", *format)
-		return harness.ExitBadInput
+		return results.ExitBadInput
 	}
 	var sides [2]compare.Side
 	for i := range sides {
 		s, err := parseSide(flags.Arg(i))
 		if err != nil {
 			fmt.Fprintf(e.Stderr, "loadtest: compare: %v\n", err)
-			return harness.ExitBadInput
+			return results.ExitBadInput
 		}
 		sides[i] = s
 	}
 	res, err := compare.Compare(sides[0], sides[1], compare.Options{Noise: *noise, Tolerance: *tolerance})
 	if err != nil {
 		fmt.Fprintf(e.Stderr, "loadtest: compare: %v\n", err)
-		return harness.ExitBadInput
+		return results.ExitBadInput
 	}
 	if *out != "" {
 		if err := writeComparison(*out, res); err != nil {
 			fmt.Fprintf(e.Stderr, "loadtest: compare: %v\n", err)
-			return harness.ExitEnvironment
+			return results.ExitEnvironment
 		}
 	}
 	fmt.Fprint(e.Stdout, render(res))
 	if res.Verdict == "regressed" {
 		return ExitRegressed
 	}
-	return harness.ExitOK
+	return results.ExitOK
 }
 
 // parseSide reads [label=]dir[,dir...]; a label holds no slash, so a path with "=" in it still reads.

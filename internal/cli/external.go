@@ -10,8 +10,7 @@ import (
 	"strings"
 
 	"certctl-loadtest/internal/harness"
-	"certctl-loadtest/internal/report"
-	"certctl-loadtest/internal/segments"
+	"certctl-loadtest/internal/results"
 )
 
 // externalScriptCmd runs k6/external/<script>.js (seed or clean) against the certctl TARGET=external
@@ -27,24 +26,24 @@ func externalScriptCmd(ctx context.Context, e Env, script, does string) int {
 	cfg, err := harness.Load(e.Root, getenv, e.Now())
 	if err != nil {
 		fmt.Fprintf(e.Stderr, "loadtest: %s-external: %v\n", script, err)
-		return harness.ExitBadInput
+		return results.ExitBadInput
 	}
 	ext := cfg.External
 	fmt.Fprintf(e.Stderr, "loadtest: %s-external %s at %s\n", script, does, ext.URL)
 	if strings.TrimSpace(e.Getenv("CONFIRM")) != "yes" {
 		fmt.Fprintf(e.Stderr, "loadtest: %s-external writes to a certctl the harness did not start: say CONFIRM=yes to go on\n", script)
-		return harness.ExitBadInput
+		return results.ExitBadInput
 	}
 	if ext.Network == "host" {
 		if err := harness.ProbeExternal(ctx, ext, cfg.Env["CLIENT_TOKEN"]); err != nil {
 			fmt.Fprintf(e.Stderr, "loadtest: %s-external: %v\n", script, err)
-			return harness.ExitEnvironment
+			return results.ExitEnvironment
 		}
 	}
 	tmp, err := os.MkdirTemp("", "loadtest-"+script+"-")
 	if err != nil {
 		fmt.Fprintf(e.Stderr, "loadtest: %v\n", err)
-		return harness.ExitEnvironment
+		return results.ExitEnvironment
 	}
 	defer os.RemoveAll(tmp)
 	cfg.Env["RUN_DIR"] = tmp // k6 writes nothing there: the mount needs a directory
@@ -53,7 +52,7 @@ func externalScriptCmd(ctx context.Context, e Env, script, does string) int {
 		"run", "--quiet", "--no-color", "/k6/"+harness.ExternalDir+"/"+script+".js")
 	if err != nil {
 		fmt.Fprintf(e.Stderr, "loadtest: %s-external: %v\n", script, err)
-		return harness.ExitEnvironment
+		return results.ExitEnvironment
 	}
 	if code != 0 {
 		fmt.Fprintf(e.Stderr, "loadtest: %s-external: k6 exited %d (the lines above say why)\n", script, code)
@@ -67,20 +66,20 @@ func externalScriptCmd(ctx context.Context, e Env, script, does string) int {
 func collectCmd(e Env, args []string) int {
 	if len(args) != 1 {
 		fmt.Fprintf(e.Stderr, "loadtest: collect takes one directory: the results the k6 processes wrote (scenarios/, raw/)\n")
-		return harness.ExitBadInput
+		return results.ExitBadInput
 	}
 	dir := args[0]
-	names := segments.Present(dir)
-	var runs []report.ScenarioRun
+	names := results.SegmentedScenarios(dir)
+	var runs []results.ScenarioRun
 	for _, name := range names {
-		segs, ok, err := segments.Merge(dir, name, nil)
-		code := harness.ExitOK
+		segs, ok, err := results.MergeSegments(dir, name, nil)
+		code := results.ExitOK
 		switch {
 		case err != nil:
 			fmt.Fprintf(e.Stderr, "loadtest: collect: %v\n", err)
-			code = harness.ExitNoResults
+			code = results.ExitNoResults
 		case !ok:
-			code = harness.ExitThresholds
+			code = results.ExitThresholds
 		}
 		if err == nil {
 			fmt.Fprintf(e.Stderr, "loadtest: collect: %s merged from %d segments\n", name, len(segs))
@@ -99,16 +98,16 @@ func collectCmd(e Env, args []string) int {
 				OK bool `json:"thresholds_ok"`
 			}
 			b, _ := os.ReadFile(f)
-			code := harness.ExitNoResults
+			code := results.ExitNoResults
 			if json.Unmarshal(b, &rec) == nil {
-				code = map[bool]int{true: harness.ExitOK, false: harness.ExitThresholds}[rec.OK]
+				code = map[bool]int{true: results.ExitOK, false: results.ExitThresholds}[rec.OK]
 			}
 			runs = append(runs, scenarioRun(dir, name, code))
 		}
 	}
 	if len(runs) == 0 {
 		fmt.Fprintf(e.Stderr, "loadtest: collect: no scenario records in %s (scenarios/*.json, scenarios/segments/*@*.json)\n", dir)
-		return harness.ExitNoResults
+		return results.ExitNoResults
 	}
 	sort.Slice(runs, func(i, j int) bool { return runs[i].Name < runs[j].Name })
 	tiers := map[string]bool{}
@@ -124,9 +123,9 @@ func collectCmd(e Env, args []string) int {
 		codes = append(codes, r.ExitCode)
 	}
 	now := e.Now().UTC()
-	run := report.Run{
+	run := results.Run{
 		RunID: filepath.Base(filepath.Clean(dir)), StartedAt: now, EndedAt: now, Command: "loadtest collect " + dir,
-		Tiers: tierList, Scenarios: runs, ExitCode: harness.Verdict(codes),
+		Tiers: tierList, Scenarios: runs, ExitCode: results.Verdict(codes...),
 		Config: map[string]string{"COLLECTED": "records written elsewhere (k6-operator runners or other machines), merged here"},
 	}
 	b, err := json.MarshalIndent(run, "", "  ")
@@ -135,12 +134,12 @@ func collectCmd(e Env, args []string) int {
 	}
 	if err != nil {
 		fmt.Fprintf(e.Stderr, "loadtest: collect: %v\n", err)
-		return harness.ExitNoResults
+		return results.ExitNoResults
 	}
 	return reportText(e, dir, true)
 }
 
-func containsRun(runs []report.ScenarioRun, name string) bool {
+func containsRun(runs []results.ScenarioRun, name string) bool {
 	for _, r := range runs {
 		if r.Name == name {
 			return true
@@ -150,8 +149,8 @@ func containsRun(runs []report.ScenarioRun, name string) bool {
 }
 
 // scenarioRun is a collected scenario's entry in run.json: its tier and script from its record.
-func scenarioRun(dir, name string, code int) report.ScenarioRun {
-	sr := report.ScenarioRun{Name: name, ExitCode: code}
+func scenarioRun(dir, name string, code int) results.ScenarioRun {
+	sr := results.ScenarioRun{Name: name, ExitCode: code}
 	var rec struct {
 		Tier string `json:"tier"`
 	}
@@ -160,7 +159,7 @@ func scenarioRun(dir, name string, code int) report.ScenarioRun {
 		sr.Script = "k6/" + rec.Tier + "/" + name + ".js"
 	}
 	if st, err := os.Stat(filepath.Join(dir, "raw", name+".json.gz")); err == nil {
-		sr.Raw = &report.RawFile{Path: filepath.Join("raw", name+".json.gz"), Bytes: st.Size(), Complete: true}
+		sr.Raw = &results.RawFile{Path: filepath.Join("raw", name+".json.gz"), Bytes: st.Size(), Complete: true}
 	}
 	return sr
 }

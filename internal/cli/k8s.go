@@ -15,6 +15,7 @@ import (
 	"certctl-loadtest/internal/docs"
 	"certctl-loadtest/internal/harness"
 	"certctl-loadtest/internal/k8s"
+	"certctl-loadtest/internal/results"
 )
 
 // k8sCmd writes what runs the selected scenarios on a Kubernetes cluster with the k6-operator: per
@@ -29,11 +30,11 @@ func k8sCmd(ctx context.Context, e Env, args []string) int {
 	namespace := flags.String("namespace", "", "")
 	if err := flags.Parse(args); err != nil || *out == "" || flags.NArg() > 0 {
 		fmt.Fprintf(e.Stderr, "loadtest: k8s --out DIR [--namespace NS]: the configuration (TIER, SCENARIOS, DURATION, RATE_*, SEGMENTS, CERTCTL_URL) comes from the environment\n")
-		return harness.ExitBadInput
+		return results.ExitBadInput
 	}
 	fail := func(format string, a ...any) int {
 		fmt.Fprintf(e.Stderr, "loadtest: k8s: "+format+"\n", a...)
-		return harness.ExitBadInput
+		return results.ExitBadInput
 	}
 	raw := strings.TrimRight(e.Getenv("CERTCTL_URL"), "/")
 	if u, err := url.Parse(raw); raw == "" || err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
@@ -172,7 +173,7 @@ kind: Kustomization
 		*out, len(scenarios), cfg.Segments, strings.Join(names(scenarios), ", "))
 	fmt.Fprintf(e.Stdout, "next: kubectl create secret generic %s --from-literal=api-key=<certctl admin key>; kubectl apply -k %s;\n"+
 		"      when the TestRuns are finished, copy the volume's scenarios/ and raw/ into a directory and run: loadtest collect <dir>  (docs/distributed.md)\n", secret, *out)
-	return harness.ExitOK
+	return results.ExitOK
 }
 
 func envOr(e Env, k, def string) string {

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"certctl-loadtest/internal/harness"
+	"certctl-loadtest/internal/results"
 	"certctl-loadtest/internal/weekly"
 )
 
@@ -18,7 +18,7 @@ import (
 func trendCmd(ctx context.Context, e Env, args []string) int {
 	if len(args) == 0 {
 		fmt.Fprintf(e.Stderr, "loadtest: trend fetch | report\n%s", usage)
-		return harness.ExitBadInput
+		return results.ExitBadInput
 	}
 	flags := flag.NewFlagSet("trend "+args[0], flag.ContinueOnError)
 	flags.SetOutput(io.Discard)
@@ -30,7 +30,7 @@ func trendCmd(ctx context.Context, e Env, args []string) int {
 		workflow := flags.String("workflow", "", "")
 		if err := flags.Parse(args[1:]); err != nil || *out == "" || *weeks < 1 {
 			fmt.Fprintf(e.Stderr, "loadtest: trend fetch --out DIR [--weeks N] [--exclude RUN_ID] [--workflow FILE]: %v\n", err)
-			return harness.ExitBadInput
+			return results.ExitBadInput
 		}
 		if *workflow == "" {
 			// GITHUB_WORKFLOW_REF is owner/repo/.github/workflows/<file>@<ref>.
@@ -53,7 +53,7 @@ func trendCmd(ctx context.Context, e Env, args []string) int {
 		idx, err := f.Fetch(ctx, *out)
 		if err != nil {
 			fmt.Fprintf(e.Stderr, "loadtest: trend fetch: %v\n", err)
-			return harness.ExitEnvironment
+			return results.ExitEnvironment
 		}
 		n := 0
 		for _, r := range idx.Runs {
@@ -62,7 +62,7 @@ func trendCmd(ctx context.Context, e Env, args []string) int {
 			}
 		}
 		fmt.Fprintf(e.Stdout, "fetched %d previous runs of %s on %s into %s\n", n, *workflow, branch, *out)
-		return harness.ExitOK
+		return results.ExitOK
 	case "report":
 		current := flags.String("current", "", "")
 		history := flags.String("history", "", "")
@@ -70,19 +70,19 @@ func trendCmd(ctx context.Context, e Env, args []string) int {
 		tolerance := flags.Float64("tolerance", 0, "")
 		if err := flags.Parse(args[1:]); err != nil || *out == "" || *current == "" {
 			fmt.Fprintf(e.Stderr, "loadtest: trend report --current DIR --out DIR [--history DIR] [--baselines DIR] [--tolerance F]: %v\n", err)
-			return harness.ExitBadInput
+			return results.ExitBadInput
 		}
 		res, err := weekly.Report(weekly.Options{Current: *current, History: *history, Baselines: *baselines, Out: *out, Tolerance: *tolerance, Now: e.Now()})
 		if err != nil {
 			fmt.Fprintf(e.Stderr, "loadtest: trend report: %v\n", err)
-			return harness.ExitBadInput
+			return results.ExitBadInput
 		}
 		fmt.Fprintf(e.Stdout, "trend: %s (%d comparisons, %d weeks); %s/trend.md\n", res.Verdict, len(res.Comparisons), len(res.Trend.Weeks), *out)
 		if res.Verdict == "regressed" {
 			return ExitRegressed
 		}
-		return harness.ExitOK
+		return results.ExitOK
 	}
 	fmt.Fprintf(e.Stderr, "loadtest: trend %q: use fetch or report\n", args[0])
-	return harness.ExitBadInput
+	return results.ExitBadInput
 }

@@ -5,6 +5,7 @@
 package compare
 
 import (
+	"certctl-loadtest/internal/results"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -15,8 +16,6 @@ import (
 	"sort"
 	"strings"
 	"time"
-
-	"certctl-loadtest/internal/report"
 )
 
 const Schema = "certctl-loadtest/compare@1"
@@ -191,14 +190,14 @@ func regressed(rows []Row) []string {
 // loaded is a side read from disk.
 type loaded struct {
 	info      SideInfo
-	summaries []report.Summary
+	summaries []results.Summary
 	scenarios map[string]*scenarioRuns
 }
 
 // scenarioRuns is one scenario across a side's runs.
 type scenarioRuns struct {
 	tier    string
-	records []*report.Record
+	records []*results.Record
 	raw     []string // per run, "" when the run kept no raw samples
 	load    Load
 }
@@ -252,21 +251,21 @@ func load(s Side) (loaded, error) {
 // readSummary is the run's own summary.json, what it judged and diagnosed when it ran (a downloaded
 // artifact or a recorded baseline need not carry the server/ files a re-assembly reads); a run that wrote
 // none is assembled from its records.
-func readSummary(dir string) (report.Summary, error) {
+func readSummary(dir string) (results.Summary, error) {
 	path := filepath.Join(dir, "summary.json")
 	if strings.HasSuffix(dir, ".json") {
 		path = dir // a baseline: docs/baselines/<build>/<name>.json
 	}
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return report.Load(dir)
+		return results.Load(dir)
 	}
-	var s report.Summary
+	var s results.Summary
 	if err := json.Unmarshal(b, &s); err != nil {
 		return s, fmt.Errorf("%s: %w", path, err)
 	}
-	if s.Schema != report.SummarySchema {
-		return s, fmt.Errorf("%s: schema %q, want %q", path, s.Schema, report.SummarySchema)
+	if s.Schema != results.SummarySchema {
+		return s, fmt.Errorf("%s: schema %q, want %q", path, s.Schema, results.SummarySchema)
 	}
 	return s, nil
 }
@@ -448,7 +447,7 @@ func judgeDiff(r *Row) {
 
 // summaryRows are the figures of runs without raw samples: shown, not judged.
 func summaryRows(name string, a, b *scenarioRuns) []Row {
-	mean := func(s *scenarioRuns, f func(report.Latency) float64) float64 {
+	mean := func(s *scenarioRuns, f func(results.Latency) float64) float64 {
 		t := 0.0
 		for _, r := range s.records {
 			t += f(r.LatencyMS)
@@ -458,8 +457,8 @@ func summaryRows(name string, a, b *scenarioRuns) []Row {
 	var rows []Row
 	for _, q := range []struct {
 		name string
-		f    func(report.Latency) float64
-	}{{"p50", func(l report.Latency) float64 { return l.P50 }}, {"p95", func(l report.Latency) float64 { return l.P95 }}, {"p99", func(l report.Latency) float64 { return l.P99 }}} {
+		f    func(results.Latency) float64
+	}{{"p50", func(l results.Latency) float64 { return l.P50 }}, {"p95", func(l results.Latency) float64 { return l.P95 }}, {"p99", func(l results.Latency) float64 { return l.P99 }}} {
 		o, n := mean(a, q.f), mean(b, q.f)
 		rows = append(rows, Row{Scenario: name, Metric: q.name, Old: round(o, 2), New: round(n, 2), Change: round(n/o, 3), Verdict: "no samples"})
 	}
@@ -490,7 +489,7 @@ func warnings(s [2]loaded) []string {
 				name, s[0].info.Label, a.load.TargetPerS, a.load.DurationS, s[1].info.Label, b.load.TargetPerS, b.load.DurationS))
 		}
 	}
-	differ := func(what string, f func(report.Summary) string) {
+	differ := func(what string, f func(results.Summary) string) {
 		vals := [2][]string{}
 		for i, l := range s {
 			for _, sum := range l.summaries {
@@ -505,10 +504,10 @@ func warnings(s [2]loaded) []string {
 			w = append(w, fmt.Sprintf("the %s differ: %s %s, %s %s", what, s[0].info.Label, strings.Join(vals[0], " | "), s[1].info.Label, strings.Join(vals[1], " | ")))
 		}
 	}
-	differ("tiers", func(x report.Summary) string { return strings.Join(x.Run.Tiers, ",") })
-	differ("hosts", func(x report.Summary) string { return fmt.Sprintf("%d CPUs", x.Run.Host.CPUs) })
+	differ("tiers", func(x results.Summary) string { return strings.Join(x.Run.Tiers, ",") })
+	differ("hosts", func(x results.Summary) string { return fmt.Sprintf("%d CPUs", x.Run.Host.CPUs) })
 	for _, k := range []string{"DIAGNOSIS", "PG_STAT_STATEMENTS", "CERTCTL_RATE_LIMIT_ENABLED", "FAULT_LATENCY", "FAULT_ERROR_RATE"} {
-		differ(k+" settings", func(x report.Summary) string { return k + "=" + x.Run.Config[k] })
+		differ(k+" settings", func(x results.Summary) string { return k + "=" + x.Run.Config[k] })
 	}
 	for i, l := range s {
 		for _, r := range l.info.Runs {

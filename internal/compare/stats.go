@@ -1,7 +1,7 @@
 package compare
 
 import (
-	"certctl-loadtest/internal/segments"
+	raw "certctl-loadtest/internal/samples"
 
 	"math"
 	"math/rand/v2"
@@ -102,12 +102,12 @@ func blockLength(runs [][]sample) float64 {
 	return l
 }
 
-// percentile is k6's rule (segments.Percentile); no samples is no figure here, not k6's 0.
+// percentile is k6's rule (raw.Percentile); no samples is no figure here, not k6's 0.
 func percentile(sorted []float64, p float64) float64 {
 	if len(sorted) == 0 {
 		return math.NaN()
 	}
-	return segments.Percentile(sorted, p)
+	return raw.Percentile(sorted, p)
 }
 
 var quantiles = []float64{0.50, 0.95, 0.99}

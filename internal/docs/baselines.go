@@ -2,14 +2,13 @@ package docs
 
 import (
 	"bufio"
+	"certctl-loadtest/internal/results"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
-
-	"certctl-loadtest/internal/report"
 )
 
 // A baseline set is every summary.json of one certctl build, kept under docs/baselines/<build>/ and
@@ -19,7 +18,7 @@ type baseline struct {
 	build string // folder name: the certctl build
 	what  string // file name without .json
 	file  string // path relative to docs/
-	sum   report.Summary
+	sum   results.Summary
 }
 
 func loadBaselines(root string) ([]baseline, error) {
@@ -34,7 +33,7 @@ func loadBaselines(root string) ([]baseline, error) {
 		if err != nil {
 			return nil, err
 		}
-		var s report.Summary
+		var s results.Summary
 		if err := json.Unmarshal(raw, &s); err != nil {
 			return nil, fmt.Errorf("%s: %w", f, err)
 		}
@@ -101,11 +100,11 @@ func builds(all []baseline, ref string) []string {
 
 type scenarioKey struct{ what, scenario string }
 
-func index(all []baseline) map[string]map[scenarioKey]report.Scenario {
-	out := map[string]map[scenarioKey]report.Scenario{}
+func index(all []baseline) map[string]map[scenarioKey]results.Scenario {
+	out := map[string]map[scenarioKey]results.Scenario{}
 	for _, bl := range all {
 		if out[bl.build] == nil {
-			out[bl.build] = map[scenarioKey]report.Scenario{}
+			out[bl.build] = map[scenarioKey]results.Scenario{}
 		}
 		for _, sc := range bl.sum.Scenarios {
 			out[bl.build][scenarioKey{bl.what, sc.Name}] = sc
@@ -114,7 +113,7 @@ func index(all []baseline) map[string]map[scenarioKey]report.Scenario {
 	return out
 }
 
-func latencies(sc report.Scenario) string {
+func latencies(sc results.Scenario) string {
 	if sc.Record == nil {
 		return "no results"
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"certctl-loadtest/internal/harness"
+	"certctl-loadtest/internal/results"
 )
 
 // CleanEnv drops every harness knob from an environment, so the docs show the defaults whatever the
@@ -55,7 +56,7 @@ func Blocks(root string, inspect Inspector) (map[string]string, error) {
 		"scenarios": ScenarioTable(rows), "baselines": baselines, "spotchecks": spotchecks,
 		"configuration": ConfigTable(harness.Knobs, pins), "common-knobs": CommonKnobTable(harness.Knobs, pins),
 		"make-knobs": MakeKnobs(harness.Knobs, pins), "k6-knobs": K6Defaults(harness.Knobs),
-		"exit-codes": ExitCodeTable(harness.ExitCodes), "seed-variables": seedVars,
+		"exit-codes": ExitCodeTable(results.ExitCodes), "seed-variables": seedVars,
 	}, nil
 }
 

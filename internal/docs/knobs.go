@@ -9,9 +9,10 @@ import (
 	"strings"
 
 	"certctl-loadtest/internal/harness"
+	"certctl-loadtest/internal/results"
 )
 
-// Everything rendered from the knob registry (harness.Knobs) and the exit-code table (harness.ExitCodes):
+// Everything rendered from the knob registry (harness.Knobs) and the exit-code table (results.ExitCodes):
 // the configuration page, README.md's short tables, `make help`, the defaults k6 reads and the seeds'
 // psql variables. pins is .env, whose image pins the registry names but does not copy.
 
@@ -91,7 +92,7 @@ func K6Defaults(knobs []harness.Knob) string {
 }
 
 // ExitCodeTable renders the exit codes (README.md).
-func ExitCodeTable(codes []harness.ExitCode) string {
+func ExitCodeTable(codes []results.ExitCode) string {
 	var b strings.Builder
 	b.WriteString("| exit | meaning |\n|---|---|\n")
 	for _, c := range codes {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"certctl-loadtest/internal/harness"
+	"certctl-loadtest/internal/results"
 )
 
 // The registry (harness.Knobs) is the one place a default lives. Every other place that falls back to
@@ -210,7 +211,7 @@ func TestK6Defaults(t *testing.T) {
 }
 
 func TestExitCodeTable(t *testing.T) {
-	got := ExitCodeTable([]harness.ExitCode{{Code: 0, Meaning: "fine"}, {Code: 99, Meaning: "breached"}})
+	got := ExitCodeTable([]results.ExitCode{{Code: 0, Meaning: "fine"}, {Code: 99, Meaning: "breached"}})
 	if want := "| exit | meaning |\n|---|---|\n| 0 | fine |\n| 99 | breached |\n"; got != want {
 		t.Errorf("got %q", got)
 	}

@@ -7,8 +7,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"certctl-loadtest/internal/report"
 )
 
 // fakeRepo lays out k6/<tier>/*.js like the real repository.
@@ -135,30 +133,6 @@ func TestRunIDIsFreshAndDirsNeverReused(t *testing.T) {
 	}
 	if err := makeRunDir(dir, Owner{os.Geteuid(), os.Getegid()}); err == nil || !strings.Contains(err.Error(), "never overwritten") {
 		t.Errorf("second makeRunDir: %v", err)
-	}
-}
-
-func TestVerdict(t *testing.T) {
-	runs := func(codes ...int) []report.ScenarioRun {
-		var r []report.ScenarioRun
-		for _, c := range codes {
-			r = append(r, report.ScenarioRun{ExitCode: c})
-		}
-		return r
-	}
-	for _, c := range []struct {
-		codes []int
-		want  int
-	}{
-		{[]int{0, 0}, 0},
-		{[]int{0, 99}, 99},
-		{[]int{99, 108}, 108}, // an aborted scenario is worse than a breached budget
-		{[]int{108, 99}, 108},
-		{[]int{107, 0}, 107},
-	} {
-		if got := verdict(runs(c.codes...)); got != c.want {
-			t.Errorf("%v: %d, want %d", c.codes, got, c.want)
-		}
 	}
 }
 

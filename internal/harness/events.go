@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"certctl-loadtest/internal/report"
+	"certctl-loadtest/internal/results"
 	"certctl-loadtest/internal/syncbuf"
 )
 
@@ -38,7 +38,7 @@ type dockerEvent struct {
 // watchEvents follows the container events of the run's project from since until stop is called, and
 // stop returns them. They must be followed live: the engine keeps only its last 256 events, and the
 // stack's healthchecks alone (an exec every 2 s per service) push a fault out of them within minutes.
-func (r *Runner) watchEvents(since time.Time) (stop func() ([]report.StackEvent, error)) {
+func (r *Runner) watchEvents(since time.Time) (stop func() ([]results.StackEvent, error)) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var out syncbuf.Buffer
 	var errb bytes.Buffer
@@ -54,7 +54,7 @@ func (r *Runner) watchEvents(since time.Time) (stop func() ([]report.StackEvent,
 		defer close(done)
 		code, err = r.Exec(ctx, Cmd{Name: "docker", Args: append(args, "--format", "{{json .}}"), Env: r.Env, Stdout: &out, Stderr: &errb})
 	}()
-	return func() ([]report.StackEvent, error) {
+	return func() ([]results.StackEvent, error) {
 		// The engine stamps an event a moment after the fact: the last ones of the load arrive late.
 		select {
 		case <-done:
@@ -81,8 +81,8 @@ var stackActions = func() map[string]bool {
 	return m
 }()
 
-func parseEvents(rd io.Reader, loadStart time.Time) ([]report.StackEvent, error) {
-	var events []report.StackEvent
+func parseEvents(rd io.Reader, loadStart time.Time) ([]results.StackEvent, error) {
+	var events []results.StackEvent
 	sc := bufio.NewScanner(rd)
 	for sc.Scan() {
 		line := strings.TrimSpace(sc.Text())
@@ -98,7 +98,7 @@ func parseEvents(rd io.Reader, loadStart time.Time) ([]report.StackEvent, error)
 		}
 		at := time.Unix(0, e.TimeNano).UTC()
 		a := e.Actor.Attributes
-		ev := report.StackEvent{
+		ev := results.StackEvent{
 			Service: a["com.docker.compose.service"], Container: a["name"], Action: e.Action, At: at,
 			IntoLoadS: at.Sub(loadStart).Round(time.Millisecond).Seconds(),
 		}
@@ -118,9 +118,9 @@ func parseEvents(rd io.Reader, loadStart time.Time) ([]report.StackEvent, error)
 // was running when the load began and exited, restarted or was paused; a k6 process that was killed
 // (exit 137: its record is lost). running is the services running when the load began; k6Names maps a
 // k6 container's name to its scenario.
-func describeEvents(events []report.StackEvent, running map[string]bool, k6Names map[string]string, scenarios []report.ScenarioRun) []string {
+func describeEvents(events []results.StackEvent, running map[string]bool, k6Names map[string]string, scenarios []results.ScenarioRun) []string {
 	var out []string
-	byContainer := map[string][]report.StackEvent{}
+	byContainer := map[string][]results.StackEvent{}
 	var order []string
 	for _, e := range events {
 		if _, seen := byContainer[e.Container]; !seen {
@@ -148,7 +148,7 @@ func describeEvents(events []report.StackEvent, running map[string]bool, k6Names
 }
 
 // describeService reads one container's events in order.
-func describeService(evs []report.StackEvent, scenarios []report.ScenarioRun) []string {
+func describeService(evs []results.StackEvent, scenarios []results.ScenarioRun) []string {
 	var out []string
 	svc := evs[0].Service
 	oom := false
@@ -187,7 +187,7 @@ func describeService(evs []report.StackEvent, scenarios []report.ScenarioRun) []
 	return out
 }
 
-func next(evs []report.StackEvent, i int, action string) int {
+func next(evs []results.StackEvent, i int, action string) int {
 	for j := i + 1; j < len(evs); j++ {
 		if evs[j].Action == action {
 			return j
@@ -199,7 +199,7 @@ func next(evs []report.StackEvent, i int, action string) int {
 	return -1
 }
 
-func prev(evs []report.StackEvent, i int, action string) int {
+func prev(evs []results.StackEvent, i int, action string) int {
 	for j := i - 1; j >= 0 && evs[i].At.Sub(evs[j].At) < 15*time.Second; j-- {
 		if evs[j].Action == action {
 			return j
@@ -209,7 +209,7 @@ func prev(evs []report.StackEvent, i int, action string) int {
 }
 
 // during names the scenarios whose k6 ran at t.
-func during(t time.Time, scenarios []report.ScenarioRun) string {
+func during(t time.Time, scenarios []results.ScenarioRun) string {
 	var names []string
 	for _, s := range scenarios {
 		if s.StartedAt != nil && !t.Before(*s.StartedAt) && (s.EndedAt == nil || !t.After(*s.EndedAt)) {

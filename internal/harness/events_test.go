@@ -1,13 +1,12 @@
 package harness
 
 import (
+	"certctl-loadtest/internal/results"
 	"reflect"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
-
-	"certctl-loadtest/internal/report"
 )
 
 func TestDescribeEvents(t *testing.T) {
@@ -32,7 +31,7 @@ func TestDescribeEvents(t *testing.T) {
 		}
 		return b + `}},"timeNano":` + itoa(at(s).UnixNano()) + "}\n"
 	}
-	scenarios := []report.ScenarioRun{{Name: "list_certificates", StartedAt: ptr(at(0)), EndedAt: ptr(at(30))}}
+	scenarios := []results.ScenarioRun{{Name: "list_certificates", StartedAt: ptr(at(0)), EndedAt: ptr(at(30))}}
 	running := map[string]bool{"certctl-server": true, "postgres": true, "nginx": true}
 	k6 := map[string]string{"p-k6-list-certificates": "list_certificates"}
 	cases := []struct {

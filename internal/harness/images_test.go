@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"certctl-loadtest/internal/results"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -56,21 +57,21 @@ func TestImagePins(t *testing.T) {
 
 func TestExitCodes(t *testing.T) {
 	seen := map[int]bool{}
-	for _, e := range ExitCodes {
+	for _, e := range results.ExitCodes {
 		if seen[e.Code] || e.Meaning == "" {
 			t.Errorf("exit %d listed twice or without a meaning", e.Code)
 		}
 		seen[e.Code] = true
 	}
-	for _, c := range []int{ExitOK, ExitBadInput, ExitEnvironment, ExitNoResults, ExitThresholds, ExitScriptError, ExitAborted, ExitInterrupted} {
-		if _, ok := ExitMeaning(c); !ok {
-			t.Errorf("exit %d has no meaning in ExitCodes", c)
+	for _, c := range []int{results.ExitOK, results.ExitBadInput, results.ExitEnvironment, results.ExitNoResults, results.ExitThresholds, results.ExitScriptError, results.ExitAborted, results.ExitInterrupted} {
+		if _, ok := results.ExitMeaning(c); !ok {
+			t.Errorf("exit %d has no meaning in results.ExitCodes", c)
 		}
 	}
-	if _, ok := ExitMeaning(1); ok {
+	if _, ok := results.ExitMeaning(1); ok {
 		t.Error("exit 1 is not the harness's")
 	}
-	if got := ExitCodeText(); !strings.Contains(got, "  99   thresholds were breached\n") {
+	if got := results.ExitCodeText(); !strings.Contains(got, "  99   thresholds were breached\n") {
 		t.Errorf("usage lines: %q", got)
 	}
 }

@@ -21,7 +21,7 @@ import (
 	"time"
 
 	"certctl-loadtest/internal/report"
-	"certctl-loadtest/internal/segments"
+	"certctl-loadtest/internal/results"
 )
 
 // Runner performs one run. Everything that touches the outside world is a field, so tests can replace it.
@@ -42,7 +42,6 @@ type Runner struct {
 }
 
 // index.html says what a run's exit code means; report cannot import this package.
-func init() { report.ExitMeanings = ExitMeaning }
 
 func (r *Runner) logf(format string, a ...any) {
 	fmt.Fprintf(r.Stderr, "loadtest: "+format+"\n", a...)
@@ -54,11 +53,11 @@ func (r *Runner) Run(ctx context.Context) int {
 	dir := r.Cfg.RunDir()
 	if _, err := os.Lstat(dir); err == nil {
 		r.logf("%s already exists: results of a run are never overwritten; pick another RUN_ID (or leave it unset)", dir)
-		return ExitBadInput
+		return results.ExitBadInput
 	}
 	// The collector writes into the run directory as its owner, like k6.
 	compose := Compose{Cfg: r.Cfg, Exec: r.Exec, Env: append(slices.Clone(r.Env), "LT_OWNER="+r.Owner.String())}
-	run := report.Run{
+	run := results.Run{
 		RunID: r.Cfg.RunID, StartedAt: r.Now().UTC(), Command: r.Command, Tiers: r.Cfg.Tiers,
 		Config: r.Cfg.Redacted(), Host: r.host(ctx),
 	}
@@ -71,7 +70,7 @@ func (r *Runner) Run(ctx context.Context) int {
 	}
 	if err := makeRunDir(dir, r.Owner, r.extraK6Dirs()...); err != nil {
 		r.logf("cannot create the results directory: %v", err)
-		return ExitEnvironment
+		return results.ExitEnvironment
 	}
 	r.Created = true
 	defer r.Owner.chownTree(r.Cfg.ResultsDir, dir)
@@ -81,7 +80,7 @@ func (r *Runner) Run(ctx context.Context) int {
 	// From here on the stack may exist: tear it down whatever happens, after the summary is written.
 	defer r.tearDown(compose, dir)
 	if problem := r.startStack(ctx, compose, svcs, dir, &run); problem != "" {
-		return r.writeSummary(dir, &run, ExitEnvironment, problem)
+		return r.writeSummary(dir, &run, results.ExitEnvironment, problem)
 	}
 	run.K6Version = r.k6Version(ctx, compose)
 	run.Harness = r.Harness
@@ -105,10 +104,10 @@ func (r *Runner) Run(ctx context.Context) int {
 		if in.At.IsZero() {
 			in.At = loadEnd
 		}
-		return r.writeSummary(dir, &run, ExitInterrupted, fmt.Sprintf("the run was %s at %s into the load%s: k6 stopped early, and the figures up to then are kept",
+		return r.writeSummary(dir, &run, results.ExitInterrupted, fmt.Sprintf("the run was %s at %s into the load%s: k6 stopped early, and the figures up to then are kept",
 			in.Error(), clock(in.At.Sub(loadStart).Seconds()), during(in.At, run.Scenarios)))
 	case len(run.Faults) > 0:
-		code = ExitStackFault
+		code = results.ExitStackFault
 	}
 	return r.writeSummary(dir, &run, code, "")
 }
@@ -136,13 +135,13 @@ func (r *Runner) runningServices(compose Compose) map[string]bool {
 
 // afterLoad records what became of the stack during the load: each service's state, the container
 // events, one sentence per fault, and each scenario's raw samples file.
-func (r *Runner) afterLoad(compose Compose, dir string, run *report.Run, running map[string]bool, stopWatching func() ([]report.StackEvent, error)) {
+func (r *Runner) afterLoad(compose Compose, dir string, run *results.Run, running map[string]bool, stopWatching func() ([]results.StackEvent, error)) {
 	states, err := compose.States(context.Background())
 	if err != nil {
 		r.logf("reading the state of the stack after the load: %v", err)
 	}
 	for _, s := range states {
-		run.AfterLoad = append(run.AfterLoad, report.ServiceState{Service: s.Service, State: s.State, Health: s.Health, ExitCode: s.ExitCode})
+		run.AfterLoad = append(run.AfterLoad, results.ServiceState{Service: s.Service, State: s.State, Health: s.Health, ExitCode: s.ExitCode})
 	}
 	events, err := stopWatching()
 	if err != nil {
@@ -158,7 +157,7 @@ func (r *Runner) afterLoad(compose Compose, dir string, run *report.Run, running
 	}
 	// The collector's exit is no fault of the stack's: it is stopped after the load, and one that fails is
 	// named in the diagnosis.
-	stack := slices.DeleteFunc(slices.Clone(events), func(e report.StackEvent) bool { return e.Service == collectorService })
+	stack := slices.DeleteFunc(slices.Clone(events), func(e results.StackEvent) bool { return e.Service == collectorService })
 	run.Faults = describeEvents(stack, running, k6Names, run.Scenarios)
 	// A paused service still shows as paused: say so even when its pause came before the load.
 	for _, s := range states {
@@ -185,7 +184,7 @@ func mentions(list []string, prefix string) bool {
 
 // rawFile describes raw/<name>.json.gz: a gzip stream read to its end is complete; one that stops
 // short was cut off where its k6 stopped.
-func rawFile(dir, name string) *report.RawFile {
+func rawFile(dir, name string) *results.RawFile {
 	rel := filepath.Join("raw", name+".json.gz")
 	f, err := os.Open(filepath.Join(dir, rel))
 	if err != nil {
@@ -196,7 +195,7 @@ func rawFile(dir, name string) *report.RawFile {
 	if err != nil {
 		return nil
 	}
-	rf := &report.RawFile{Path: rel, Bytes: st.Size()}
+	rf := &results.RawFile{Path: rel, Bytes: st.Size()}
 	if zr, err := gzip.NewReader(f); err == nil {
 		_, err = io.Copy(io.Discard, zr)
 		rf.Complete = err == nil
@@ -229,7 +228,7 @@ func (r *Runner) extraK6Dirs() []string {
 
 // startStack brings up certctl and what it depends on, then the services of the selected tiers. It
 // returns a sentence on failure, once the stack's logs are saved.
-func (r *Runner) startStack(ctx context.Context, compose Compose, svcs Services, dir string, run *report.Run) string {
+func (r *Runner) startStack(ctx context.Context, compose Compose, svcs Services, dir string, run *results.Run) string {
 	if ext := r.Cfg.External; ext != nil {
 		r.logf("run %s: tiers %s against the external certctl at %s, %s per scenario; no stack is started", r.Cfg.RunID, strings.Join(r.Cfg.Tiers, ","), ext.URL, r.Cfg.Duration)
 		for _, s := range r.Cfg.Skipped {
@@ -265,21 +264,25 @@ func (r *Runner) startStack(ctx context.Context, compose Compose, svcs Services,
 // collect judges the scenarios by how their k6 processes ended and by the records they left. k6's
 // codes the harness does not document become its own: a killed k6 (137) is a stack fault, and any
 // other code without a record (255 on a full disk) is no results.
-func collect(dir string, runs []report.ScenarioRun) int {
+func collect(dir string, runs []results.ScenarioRun) int {
 	for i, sc := range runs {
 		// k6 exits 0 even when handleSummary cannot write its file, and a full disk leaves it empty:
 		// no results is not a pass.
 		ok := recordWritten(filepath.Join(dir, "scenarios", sc.Name+".json"))
 		switch c := sc.ExitCode; {
 		case c == 137:
-			runs[i].ExitCode = ExitStackFault
-		case c == ExitThresholds || c == ExitScriptError || c == ExitAborted, c > 128 && c < 160:
+			runs[i].ExitCode = results.ExitStackFault
+		case c == results.ExitThresholds || c == results.ExitScriptError || c == results.ExitAborted, c > 128 && c < 160:
 			// k6's own verdicts, and a docker compose run stopped by the harness's signal (an interrupted run)
 		case !ok:
-			runs[i].ExitCode = ExitNoResults
+			runs[i].ExitCode = results.ExitNoResults
 		}
 	}
-	return verdict(runs)
+	codes := make([]int, len(runs))
+	for i, sc := range runs {
+		codes[i] = sc.ExitCode
+	}
+	return results.Verdict(codes...)
 }
 
 // recordWritten reports whether a scenario record is there and whole (a full disk leaves 0 bytes).
@@ -291,7 +294,7 @@ func recordWritten(path string) bool {
 // writeSummary finishes run.json with the verdict, renders summary.json and summary.txt from the run
 // directory, prints the text and points results/latest at the run. It returns code. The verdict is
 // printed whatever can be written: on a full disk the text on stdout is all that is left.
-func (r *Runner) writeSummary(dir string, run *report.Run, code int, problem string) int {
+func (r *Runner) writeSummary(dir string, run *results.Run, code int, problem string) int {
 	run.EndedAt = r.Now().UTC()
 	run.DurationS = run.EndedAt.Sub(run.StartedAt).Round(time.Millisecond).Seconds()
 	run.ExitCode = code
@@ -300,7 +303,7 @@ func (r *Runner) writeSummary(dir string, run *report.Run, code int, problem str
 	if err := writeJSON(filepath.Join(dir, "run.json"), run); err != nil {
 		failed = append(failed, fmt.Sprintf("run.json (%v)", err))
 	}
-	s := report.Assemble(dir, *run)
+	s := results.Assemble(dir, *run)
 	if err := report.Write(dir, s); err != nil {
 		failed = append(failed, fmt.Sprintf("the summary (%v)", err))
 	}
@@ -309,8 +312,8 @@ func (r *Runner) writeSummary(dir string, run *report.Run, code int, problem str
 		msg := fmt.Sprintf("the results could not be written to %s: %s; the summary below is the only copy", dir, strings.Join(failed, "; "))
 		r.logf("%s", msg)
 		s.FailedChecks = append(s.FailedChecks, msg)
-		if s.ExitCode == ExitOK {
-			s.ExitCode, code = ExitNoResults, ExitNoResults
+		if s.ExitCode == results.ExitOK {
+			s.ExitCode, code = results.ExitNoResults, results.ExitNoResults
 		}
 		s.Passed = false
 	}
@@ -335,56 +338,28 @@ func (r *Runner) tearDown(compose Compose, dir string) {
 	}
 }
 
-// Verdict combines exit codes as a run does: an error beats a breached threshold, which beats a pass.
-func Verdict(codes []int) int {
-	runs := make([]report.ScenarioRun, len(codes))
-	for i, c := range codes {
-		runs[i].ExitCode = c
-	}
-	return verdict(runs)
-}
-
-// verdict combines the k6 exit codes: an error beats a breached threshold, which beats a pass.
-func verdict(runs []report.ScenarioRun) int {
-	code := ExitOK
-	for _, s := range runs {
-		switch {
-		case s.ExitCode == ExitOK:
-		case s.ExitCode == ExitThresholds:
-			if code == ExitOK {
-				code = ExitThresholds
-			}
-		default:
-			if code == ExitOK || code == ExitThresholds {
-				code = s.ExitCode
-			}
-		}
-	}
-	return code
-}
-
 // preflight checks the engine, the compose configuration and every image before anything starts, and
 // builds our own images. It returns the services of the resolved configuration.
-func (r *Runner) preflight(ctx context.Context, compose *Compose, run *report.Run) (Services, int, error) {
+func (r *Runner) preflight(ctx context.Context, compose *Compose, run *results.Run) (Services, int, error) {
 	pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	if err := r.checkEngine(pctx); err != nil {
-		return nil, ExitEnvironment, err
+		return nil, results.ExitEnvironment, err
 	}
 	if r.Cfg.Dist != "" && r.Cfg.External == nil {
 		if err := r.packageDist(ctx, compose); err != nil {
-			return nil, ExitEnvironment, err
+			return nil, results.ExitEnvironment, err
 		}
 	}
 	if _, err := compose.Output(pctx, "--profile", "k6", "config", "--quiet"); err != nil {
-		return nil, ExitBadInput, fmt.Errorf("the compose configuration is invalid: %v", err)
+		return nil, results.ExitBadInput, fmt.Errorf("the compose configuration is invalid: %v", err)
 	}
 	svcs, err := compose.Services(ctx)
 	if err != nil {
-		return nil, ExitEnvironment, err
+		return nil, results.ExitEnvironment, err
 	}
 	if err := r.buildOwnImages(ctx, *compose, svcs); err != nil {
-		return nil, ExitEnvironment, err
+		return nil, results.ExitEnvironment, err
 	}
 	defer r.identifyCertctl(ctx, *compose, svcs, run)
 	code, err := r.checkImages(ctx, *compose, svcs, run)
@@ -409,13 +384,13 @@ func (r *Runner) checkEngine(ctx context.Context) error {
 
 // checkImages records the id of every image the run uses and pulls the missing ones, where pulling
 // is allowed; an image still missing fails the run before any container starts.
-func (r *Runner) checkImages(ctx context.Context, compose Compose, svcs Services, run *report.Run) (int, error) {
+func (r *Runner) checkImages(ctx context.Context, compose Compose, svcs Services, run *results.Run) (int, error) {
 	// The builds before may have taken minutes: these checks get their own 30 s.
 	qctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	imgs, err := compose.Images(qctx)
 	if err != nil {
-		return ExitBadInput, err
+		return results.ExitBadInput, err
 	}
 	var missing []string
 	run.ImageIDs = map[string]string{}
@@ -443,18 +418,18 @@ func (r *Runner) checkImages(ctx context.Context, compose Compose, svcs Services
 	}
 	missing = append(ours, upstream...)
 	if len(ours) > 0 {
-		return ExitEnvironment, fmt.Errorf("image(s) not available: %s: %s* images are built on this machine, never pulled: run `make images` (the offline stand-ins), "+
+		return results.ExitEnvironment, fmt.Errorf("image(s) not available: %s: %s* images are built on this machine, never pulled: run `make images` (the offline stand-ins), "+
 			"or set CERTCTL_DIST to a certctl build to package", strings.Join(missing, ", "), OwnImagePrefix)
 	}
 	if len(missing) == 0 {
-		return ExitOK, nil
+		return results.ExitOK, nil
 	}
 	hint := "pull them, or on a machine without a registry run `make images` and add IMAGES=offline"
 	if r.Cfg.Offline {
 		hint = "run `make images` to build the offline stand-ins"
 	}
 	hint += "; CERTCTL_IMAGE names the certctl server image, or CERTCTL_DIST a certctl build to package"
-	return ExitEnvironment, fmt.Errorf("image(s) not available: %s: %s", strings.Join(missing, ", "), hint)
+	return results.ExitEnvironment, fmt.Errorf("image(s) not available: %s: %s", strings.Join(missing, ", "), hint)
 }
 
 // OwnImagePrefix names the images this repository builds (offline stand-ins, packaged certctl builds,
@@ -539,14 +514,14 @@ func (r *Runner) buildOwnImages(ctx context.Context, compose Compose, svcs Servi
 
 // identifyCertctl records which certctl ran by image reference and id: certctl's official images stamp no
 // version (docs/certctl-findings.md#no-version), so what the server reports is not enough.
-func (r *Runner) identifyCertctl(ctx context.Context, compose Compose, svcs Services, run *report.Run) {
+func (r *Runner) identifyCertctl(ctx context.Context, compose Compose, svcs Services, run *results.Run) {
 	if ext := r.Cfg.External; ext != nil {
 		// Not ours: its URL is all the harness knows; the version it reports is the summary's.
-		run.Certctl = report.Certctl{URL: ext.URL}
+		run.Certctl = results.Certctl{URL: ext.URL}
 		for _, s := range r.Cfg.Skipped {
-			run.Unavailable = append(run.Unavailable, report.Unavailable{Scenario: s.Name, Reason: Unavailable(s)})
+			run.Unavailable = append(run.Unavailable, results.Unavailable{Scenario: s.Name, Reason: Unavailable(s)})
 		}
-		run.Unavailable = append(run.Unavailable, report.Unavailable{Scenario: "diagnosis", Reason: ExternalNoDiagnosis})
+		run.Unavailable = append(run.Unavailable, results.Unavailable{Scenario: "diagnosis", Reason: ExternalNoDiagnosis})
 		return
 	}
 	for _, kv := range compose.Env {
@@ -605,7 +580,7 @@ func (r *Runner) pullAllowed() bool {
 
 // up starts certctl and everything it depends on (compose's depends_on) and waits for certctl to be
 // healthy. It returns a sentence on failure.
-func (r *Runner) up(ctx context.Context, compose Compose, svcs Services, dir string, run *report.Run) string {
+func (r *Runner) up(ctx context.Context, compose Compose, svcs Services, dir string, run *results.Run) string {
 	logf, err := createFile(filepath.Join(dir, "logs", "up.log"))
 	if err != nil {
 		return err.Error()
@@ -652,7 +627,7 @@ func (r *Runner) up(ctx context.Context, compose Compose, svcs Services, dir str
 // connector sidecars, the scale seeder, the fault proxy). A sidecar that does not come up is reported
 // and left to fail its own scenario, so the other targets still run; a required one (the seeder)
 // failing stops the run before k6 starts.
-func (r *Runner) upTierServices(ctx context.Context, compose Compose, svcs Services, dir string, run *report.Run) string {
+func (r *Runner) upTierServices(ctx context.Context, compose Compose, svcs Services, dir string, run *results.Run) string {
 	started := map[string]bool{k6Service: true, collectorService: true}
 	for _, svc := range svcs.StartOrder(serverService) {
 		started[svc] = true
@@ -735,14 +710,14 @@ func (r *Runner) k6Version(ctx context.Context, compose Compose) string {
 // runScenarios starts one k6 container per scenario, all at once (spot checks: one after another),
 // and waits for every one. With SEGMENTS=N each scenario is N containers, each an execution segment of
 // its load, whose records are merged into the scenario's once all have ended.
-func (r *Runner) runScenarios(ctx context.Context, compose Compose, dir string) []report.ScenarioRun {
+func (r *Runner) runScenarios(ctx context.Context, compose Compose, dir string) []results.ScenarioRun {
 	d, _ := ParseDuration("DURATION", r.Cfg.Duration)
 	// Bounded in time whatever k6 does: the run, setup, graceful stop and a margin.
 	sctx, cancel := context.WithTimeout(ctx, d+5*time.Minute)
 	defer cancel()
 
 	n := max(r.Cfg.Segments, 1)
-	runs := make([]report.ScenarioRun, len(r.Cfg.Scenarios))
+	runs := make([]results.ScenarioRun, len(r.Cfg.Scenarios))
 	codes := make([]map[string]int, len(r.Cfg.Scenarios))
 	var wg sync.WaitGroup
 	var mu sync.Mutex // serialises console lines, and guards live, runs and codes
@@ -751,11 +726,11 @@ func (r *Runner) runScenarios(ctx context.Context, compose Compose, dir string) 
 	defer stopProgress()
 	for i, sc := range r.Cfg.Scenarios {
 		logPath := filepath.Join("logs", sc.Name+".log")
-		runs[i] = report.ScenarioRun{Tier: sc.Tier, Name: sc.Name, Script: sc.Path, Log: logPath}
+		runs[i] = results.ScenarioRun{Tier: sc.Tier, Name: sc.Name, Script: sc.Path, Log: logPath}
 		codes[i] = map[string]int{}
 		logf, err := createFile(filepath.Join(dir, logPath))
 		if err != nil {
-			runs[i].ExitCode = ExitEnvironment
+			runs[i].ExitCode = results.ExitEnvironment
 			continue
 		}
 		shared := &lockedWriter{w: logf}
@@ -802,7 +777,7 @@ func (r *Runner) runScenarios(ctx context.Context, compose Compose, dir string) 
 					f.Flush()
 				}
 				if err != nil && code == 0 {
-					code = ExitEnvironment
+					code = results.ExitEnvironment
 				}
 				mu.Lock() // the other scenarios' lines go to the same stderr
 				if runs[i].EndedAt == nil || ended.After(*runs[i].EndedAt) {
@@ -833,7 +808,7 @@ func (r *Runner) runScenarios(ctx context.Context, compose Compose, dir string) 
 	return runs
 }
 
-const segmentsDir = segments.Dir
+const segmentsDir = results.SegmentsDir
 
 // k6Service is the compose service k6 runs as: on the stack's network, or, against an external
 // certctl, on the network that reaches it.
@@ -901,24 +876,24 @@ func (r *Runner) k6Args(dir string, p k6Process) []string {
 	return append(args, "/"+sc.Path)
 }
 
-// mergeSegments merges a scenario's segment records (internal/segments) and returns its exit code: a
+// mergeSegments merges a scenario's segment records (results.MergeSegments) and returns its exit code: a
 // segment's own failure (k6's script error, an abort) first, then the thresholds judged on the
 // pooled samples, whatever each segment judged on its part.
 func (r *Runner) mergeSegments(dir, name string, codes map[string]int) int {
-	worst := ExitOK
+	worst := results.ExitOK
 	var ids []string
 	for id, c := range codes {
 		ids = append(ids, id)
-		if c != ExitOK && c != ExitThresholds {
-			worst = verdict([]report.ScenarioRun{{ExitCode: worst}, {ExitCode: c}})
+		if c != results.ExitOK && c != results.ExitThresholds {
+			worst = results.Verdict(worst, c)
 		}
 	}
 	sort.Strings(ids)
-	segs, ok, err := segments.Merge(dir, name, codes)
+	segs, ok, err := results.MergeSegments(dir, name, codes)
 	if err != nil {
 		r.logf("scenario %s: its %d segments cannot be merged: %v", name, len(codes), err)
-		if worst == ExitOK {
-			worst = ExitNoResults
+		if worst == results.ExitOK {
+			worst = results.ExitNoResults
 		}
 		return worst
 	}
@@ -931,13 +906,13 @@ func (r *Runner) mergeSegments(dir, name string, codes map[string]int) int {
 		verdictWord = "thresholds breached"
 	}
 	r.logf("scenario %s: merged %d segments (%s): %s on the pooled samples", name, len(segs), strings.Join(parts, "; "), verdictWord)
-	if worst != ExitOK {
+	if worst != results.ExitOK {
 		return worst
 	}
 	if !ok {
-		return ExitThresholds
+		return results.ExitThresholds
 	}
-	return ExitOK
+	return results.ExitOK
 }
 
 // awaitK6 stops a k6 container the way k6 ends a run early (SIGTERM: it still writes its summary) and
@@ -972,8 +947,8 @@ func (r *Runner) saveStackLogs(compose Compose, dir string) {
 	compose.Run(ctx, f, f, "logs", "--no-color", "--timestamps")
 }
 
-func (r *Runner) host(ctx context.Context) report.Host {
-	h := report.Host{CPUs: runtime.NumCPU(), OS: runtime.GOOS + "/" + runtime.GOARCH}
+func (r *Runner) host(ctx context.Context) results.Host {
+	h := results.Host{CPUs: runtime.NumCPU(), OS: runtime.GOOS + "/" + runtime.GOARCH}
 	h.Hostname, _ = os.Hostname()
 	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
 		for _, l := range strings.Split(string(b), "\n") {

@@ -2,6 +2,7 @@ package harness
 
 import (
 	"bytes"
+	"certctl-loadtest/internal/results"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -14,8 +15,6 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"certctl-loadtest/internal/report"
 )
 
 // composeGlobalFlags take a value and come before compose's subcommand (Compose.base).
@@ -169,10 +168,10 @@ func engine(t *testing.T, cfg Config, outcomes map[string]k6Outcome, more ...ans
 }
 
 func writeRecord(t *testing.T, dir, name string, ok bool) {
-	rec := report.Record{
-		Schema: report.RecordSchema, Scenario: name, Tier: "api", Executor: "constant-arrival-rate",
+	rec := results.Record{
+		Schema: results.RecordSchema, Scenario: name, Tier: "api", Executor: "constant-arrival-rate",
 		TargetRatePerS: 50, AchievedRatePerS: 50, Requests: 250, ThresholdsOK: ok,
-		Thresholds: []report.Threshold{{Metric: "http_req_duration{scenario:" + name + "}", Expression: "p(95)<800", OK: ok}},
+		Thresholds: []results.Threshold{{Metric: "http_req_duration{scenario:" + name + "}", Expression: "p(95)<800", OK: ok}},
 		Setup:      json.RawMessage(`{"certctl_version":"v2.1.7"}`),
 	}
 	b, err := json.Marshal(rec)
@@ -200,7 +199,7 @@ func testConfig(t *testing.T, scenarios ...string) Config {
 type runResult struct {
 	code           int
 	stdout, stderr string
-	summary        *report.Summary // nil when the run wrote none
+	summary        *results.Summary // nil when the run wrote none
 }
 
 func runWith(ctx context.Context, t *testing.T, cfg Config, f *fakeEngine, env ...string) runResult {
@@ -213,7 +212,7 @@ func runWith(ctx context.Context, t *testing.T, cfg Config, f *fakeEngine, env .
 	res := runResult{code: r.Run(ctx)}
 	res.stdout, res.stderr = stdout.String(), stderr.String()
 	if b, err := os.ReadFile(filepath.Join(cfg.RunDir(), "summary.json")); err == nil {
-		var s report.Summary
+		var s results.Summary
 		if err := json.Unmarshal(b, &s); err != nil {
 			t.Fatal(err)
 		}
@@ -222,7 +221,7 @@ func runWith(ctx context.Context, t *testing.T, cfg Config, f *fakeEngine, env .
 	return res
 }
 
-func scenarioStatus(s *report.Summary) map[string]string {
+func scenarioStatus(s *results.Summary) map[string]string {
 	m := map[string]string{}
 	for _, sc := range s.Scenarios {
 		m[sc.Name] = fmt.Sprintf("%s %d", sc.Status, sc.ExitCode)
@@ -437,7 +436,7 @@ func TestRunInterruptedBySignalSaysSo(t *testing.T) {
 	f := engine(t, cfg, map[string]k6Outcome{"nginx": {0, "passed", func() { cancel(Interrupted{Signal: "SIGTERM", At: at}) }, false}})
 	res := runWith(ctx, t, cfg, f)
 	want := "the run was interrupted by SIGTERM at 00:02 into the load (during nginx): k6 stopped early, and the figures up to then are kept"
-	if res.code != ExitInterrupted || res.summary == nil || res.summary.Run.Error != want {
+	if res.code != results.ExitInterrupted || res.summary == nil || res.summary.Run.Error != want {
 		t.Fatalf("exit %d, summary %+v; want 130 and %q", res.code, res.summary, want)
 	}
 	if !strings.Contains(res.stdout, "! "+want) {
@@ -455,7 +454,7 @@ func TestRunNamesAServerThatDied(t *testing.T) {
 	f := engine(t, cfg, map[string]k6Outcome{"nginx": {99, "breached", nil, false}},
 		answer{prefix: "events --since ", out: events})
 	res := runWith(context.Background(), t, cfg, f)
-	if res.code != ExitStackFault || res.summary == nil || res.summary.ExitCode != ExitStackFault {
+	if res.code != results.ExitStackFault || res.summary == nil || res.summary.ExitCode != results.ExitStackFault {
 		t.Fatalf("exit %d, want 5\n%s", res.code, res.stderr)
 	}
 	want := "certctl-server exited with 137 at 00:01 into the load (during nginx) (sent signal 9) and did not come back"
@@ -479,7 +478,7 @@ func TestRunPrintsTheVerdictWhenTheSummaryCannotBeWritten(t *testing.T) {
 	block := func() { os.Mkdir(filepath.Join(cfg.RunDir(), "summary.json"), 0o755) }
 	f := engine(t, cfg, map[string]k6Outcome{"nginx": {0, "passed", block, false}})
 	res := runWith(context.Background(), t, cfg, f)
-	if res.code != ExitNoResults {
+	if res.code != results.ExitNoResults {
 		t.Errorf("exit %d, want 4", res.code)
 	}
 	for _, want := range []string{"FAILED (exit 4)", "the results could not be written to " + cfg.RunDir(), "the summary below is the only copy"} {
@@ -498,7 +497,7 @@ func TestRunRefusesAReusedRunID(t *testing.T) {
 	f := &fakeEngine{t: t}
 	var stderr bytes.Buffer
 	r := &Runner{Cfg: cfg, Exec: f.Exec, Stdout: io.Discard, Stderr: &stderr, Now: time.Now}
-	if code := r.Run(context.Background()); code != ExitBadInput || r.Created {
+	if code := r.Run(context.Background()); code != results.ExitBadInput || r.Created {
 		t.Errorf("exit %d created %v, want 2 and nothing created", code, r.Created)
 	}
 	if !strings.Contains(stderr.String(), "already exists: results of a run are never overwritten; pick another RUN_ID") {

@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"certctl-loadtest/internal/results"
 	"context"
 	"os"
 	"path/filepath"
@@ -10,9 +11,9 @@ import (
 	"testing"
 )
 
-// copyFile copies a file of internal/segments/testdata/recorded into the run directory.
+// copyFile copies a file of internal/results/testdata/recorded into the run directory.
 func copySegmentFile(t *testing.T, dir, rel string) {
-	b, err := os.ReadFile(filepath.Join("..", "segments", "testdata", "recorded", rel))
+	b, err := os.ReadFile(filepath.Join("..", "results", "testdata", "recorded", rel))
 	if err == nil {
 		err = os.WriteFile(filepath.Join(dir, rel), b, 0o644)
 	}
@@ -32,7 +33,7 @@ func TestRunSegments(t *testing.T) {
 		status  string
 	}{
 		{"both halves", "", 0, "passed 0"},
-		{"a half missing", "2of2", ExitNoResults, "no-results 4"},
+		{"a half missing", "2of2", results.ExitNoResults, "no-results 4"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			cfg := testConfig(t)

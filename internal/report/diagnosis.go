@@ -8,33 +8,6 @@ import (
 	"certctl-loadtest/internal/diagnosis"
 )
 
-// analyze runs the diagnosis over the run directory's server/ samples, judging the window by the
-// scenarios that failed.
-func analyze(dir string, run Run, rows []Scenario) *diagnosis.Diagnosis {
-	in := diagnosis.Input{Dir: dir, HostCPUs: run.Host.DockerCPUs}
-	if in.HostCPUs == 0 {
-		in.HostCPUs = run.Host.CPUs
-	}
-	if run.LoadStartedAt != nil {
-		in.LoadStart = *run.LoadStartedAt
-	}
-	status := map[string]Scenario{}
-	for _, r := range rows {
-		status[r.Name] = r
-	}
-	for _, sr := range run.Scenarios {
-		if sr.StartedAt == nil || sr.EndedAt == nil {
-			continue
-		}
-		w := diagnosis.ScenarioWindow{Name: sr.Name, From: *sr.StartedAt, To: *sr.EndedAt, Failed: status[sr.Name].Status != "passed"}
-		if rec := status[sr.Name].Record; rec != nil {
-			w.LatencyMetric = rec.LatencyMetric
-		}
-		in.Scenarios = append(in.Scenarios, w)
-	}
-	return diagnosis.Analyze(in)
-}
-
 // diagnosisText is summary.txt's diagnosis section: the findings, then the evidence behind them.
 func diagnosisText(b *strings.Builder, d *diagnosis.Diagnosis) {
 	secs := d.Window.To.Sub(d.Window.From).Seconds()

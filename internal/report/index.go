@@ -1,6 +1,7 @@
 package report
 
 import (
+	"certctl-loadtest/internal/results"
 	_ "embed"
 	"fmt"
 	"html/template"
@@ -10,11 +11,6 @@ import (
 	"strconv"
 	"strings"
 )
-
-// ExitMeanings says on index.html what a run's exit code means: harness.ExitMeaning, which this package
-// cannot import (the harness imports it), so the harness sets it. Left nil, the page points at
-// README.md's table instead.
-var ExitMeanings ExitMeaning
 
 //go:embed index.html.tmpl
 var indexSource string
@@ -48,7 +44,7 @@ type indexPage struct {
 	PKINote                  string
 	Findings                 []string
 	Totals                   []indexTotals
-	Unavailable              []Unavailable
+	Unavailable              []results.Unavailable
 	Segments                 []segmentIndexRow
 	Failed                   []failedThreshold
 	FailedChecks             []string
@@ -103,7 +99,7 @@ type indexThresholds struct {
 // short lacks some, and a link that leads nowhere would read as a file lost since. The page carries its
 // own style and scripts and loads nothing, so it reads the same from file:// and from an unpacked
 // artifact.
-func Index(s Summary, files []string, meaning ExitMeaning) (string, error) {
+func Index(s results.Summary, files []string) (string, error) {
 	have := make(map[string]bool, len(files))
 	for _, f := range files {
 		have[f] = true
@@ -124,14 +120,14 @@ func Index(s Summary, files []string, meaning ExitMeaning) (string, error) {
 		Title:    fmt.Sprintf("certctl-loadtest %s: %s", s.RunID, verdict),
 		Headline: fmt.Sprintf("certctl-loadtest run %s: %s (exit %d)", s.RunID, verdict, s.ExitCode),
 		Verdict:  verdict, Passed: s.Passed,
-		Exit:     fmt.Sprintf("Exit %d: %s.", s.ExitCode, indexExitMeaning(s.ExitCode, meaning)),
+		Exit:     fmt.Sprintf("Exit %d: %s.", s.ExitCode, exitMeaning(strconv.Itoa(s.ExitCode))),
 		Problems: append(nonEmpty(s.Run.Error), s.Run.Faults...),
 		About:    aboutLines(s), Columns: figureColumns, Span: len(figureColumns) + 4,
 		ConnectorColumns: connectorColumns, FailedChecks: s.FailedChecks,
 		DeployColumns: deployColumns, DeployStages: deployStages,
 	}
 
-	ran := map[string]ScenarioRun{}
+	ran := map[string]results.ScenarioRun{}
 	for _, sr := range s.Run.Scenarios {
 		ran[sr.Name] = sr
 	}
@@ -162,7 +158,7 @@ func Index(s Summary, files []string, meaning ExitMeaning) (string, error) {
 				if !g.ThresholdsOK || (g.ExitCode != nil && *g.ExitCode != 0) {
 					status = "failed"
 				}
-				files := SegmentsDir + "/" + sc.Name + "@" + g.ID
+				files := results.SegmentsDir + "/" + sc.Name + "@" + g.ID
 				row := segmentIndexRow{Scenario: sc.Name, ID: g.ID, Segment: g.Segment, Status: status,
 					Figures: []string{fmt.Sprintf("%.0f", g.Iterations), fmt.Sprintf("%.0f", g.Requests), fmt.Sprintf("%.0f", g.Dropped)}}
 				row.Links = append(row.Links, link("dashboard/"+files+".html", "dashboard", "this process's web dashboard report")...)
@@ -217,13 +213,6 @@ func Index(s Summary, files []string, meaning ExitMeaning) (string, error) {
 		return "", fmt.Errorf("index.html: %w", err)
 	}
 	return b.String(), nil
-}
-
-func indexExitMeaning(code int, meaning ExitMeaning) string {
-	if meaning == nil {
-		return "README.md's table of exit codes says what it means"
-	}
-	return exitMeaning(strconv.Itoa(code), meaning)
 }
 
 // href is a relative link to a file of the run, each segment escaped: a name with a space, "#" or "?"

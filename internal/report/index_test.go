@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"certctl-loadtest/internal/diagnosis"
+	"certctl-loadtest/internal/results"
 )
 
 // scenarioFiles are the files k6 leaves for one scenario.
@@ -32,24 +33,24 @@ var failedRunFiles = []string{
 	"summary.json", "summary.txt",
 }
 
-func loadFailedRun(t *testing.T) Summary {
+func loadFailedRun(t *testing.T) results.Summary {
 	t.Helper()
-	s, err := Load("testdata/run-failed")
+	s, err := results.Load("testdata/run-failed")
 	if err != nil {
 		t.Fatal(err)
 	}
 	// list_certificates' k6 was stopped mid-write: its raw samples end early.
 	for i, sr := range s.Run.Scenarios {
 		if sr.Name == "list_certificates" {
-			s.Run.Scenarios[i].Raw = &RawFile{Path: "raw/list_certificates.json.gz", Bytes: 81234}
+			s.Run.Scenarios[i].Raw = &results.RawFile{Path: "raw/list_certificates.json.gz", Bytes: 81234}
 		}
 	}
 	return s
 }
 
-func render(t *testing.T, s Summary, files []string, meaning ExitMeaning) string {
+func render(t *testing.T, s results.Summary, files []string) string {
 	t.Helper()
-	page, err := Index(s, files, meaning)
+	page, err := Index(s, files)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +59,7 @@ func render(t *testing.T, s Summary, files []string, meaning ExitMeaning) string
 
 // index.html of a passing and of a failing run, one golden file each (testdata/index-<case>.html).
 func TestGoldenIndex(t *testing.T) {
-	passed, err := Load("testdata/run-default")
+	passed, err := results.Load("testdata/run-default")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,17 +68,17 @@ func TestGoldenIndex(t *testing.T) {
 		all = append(all, scenarioFiles(sc.Name)...)
 	}
 	all = append(all, "logs/stack.log", "logs/up.log", "run.json", "summary.json", "summary.txt")
-	golden(t, "index-passed.html", render(t, passed, all, meanings))
-	golden(t, "index-failed.html", render(t, loadFailedRun(t), failedRunFiles, meanings))
+	golden(t, "index-passed.html", render(t, passed, all))
+	golden(t, "index-failed.html", render(t, loadFailedRun(t), failedRunFiles))
 
 	diagnosed := loadFailedRun(t)
 	diagnosed.Diagnosis = testDiagnosis()
-	golden(t, "index-diagnosis.html", withoutUPlot(t, render(t, diagnosed, failedRunFiles, meanings)))
+	golden(t, "index-diagnosis.html", withoutUPlot(t, render(t, diagnosed, failedRunFiles)))
 	// No time series, and the database's collector could not connect: every chart says why it is missing.
 	diagnosed.Diagnosis = testDiagnosis()
 	diagnosed.Diagnosis.Series = nil
 	diagnosed.Diagnosis.Sources[1] = diagnosis.Source{Name: "postgres", Status: "not available", Reason: "connection refused"}
-	golden(t, "index-diagnosis-no-series.html", render(t, diagnosed, failedRunFiles, meanings))
+	golden(t, "index-diagnosis-no-series.html", render(t, diagnosed, failedRunFiles))
 }
 
 // withoutUPlot is the page with the vendored uPlot's 50 kB of minified script and its stylesheet each
@@ -175,7 +176,7 @@ func hrefs(page string) []string {
 // Every file the page links is one the run directory holds, and every file it should link that the
 // directory holds is linked: down.log is no file the page names.
 func TestIndexLinksWhatExists(t *testing.T) {
-	got := hrefs(render(t, loadFailedRun(t), failedRunFiles, meanings))
+	got := hrefs(render(t, loadFailedRun(t), failedRunFiles))
 	want := []string{
 		"logs/ghost.log", // ghost wrote no record: its log is all there is
 
@@ -185,7 +186,7 @@ func TestIndexLinksWhatExists(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("links\n got %q\nwant %q", got, want)
 	}
-	if got := hrefs(render(t, loadFailedRun(t), nil, meanings)); len(got) != 0 {
+	if got := hrefs(render(t, loadFailedRun(t), nil)); len(got) != 0 {
 		t.Errorf("an empty directory got links %q", got)
 	}
 }
@@ -196,8 +197,8 @@ func TestIndexLoadsNothing(t *testing.T) {
 	diagnosed := loadFailedRun(t)
 	diagnosed.Diagnosis = testDiagnosis()
 	for name, page := range map[string]string{
-		"no charts": render(t, loadFailedRun(t), failedRunFiles, meanings),
-		"charts":    render(t, diagnosed, failedRunFiles, meanings),
+		"no charts": render(t, loadFailedRun(t), failedRunFiles),
+		"charts":    render(t, diagnosed, failedRunFiles),
 	} {
 		if name == "charts" {
 			for _, js := range []string{uplotJS, chartsJS} {
@@ -238,7 +239,7 @@ var (
 func TestIndexPolicyHashesItsScripts(t *testing.T) {
 	s := loadFailedRun(t)
 	s.Diagnosis = testDiagnosis()
-	page := render(t, s, failedRunFiles, meanings)
+	page := render(t, s, failedRunFiles)
 	m := cspRE.FindStringSubmatch(page)
 	if m == nil {
 		t.Fatal("no Content-Security-Policy")
@@ -278,7 +279,7 @@ func TestIndexPolicyHashesItsScripts(t *testing.T) {
 
 	// No chart to draw: no script, and the policy allows none.
 	s.Diagnosis.Series = nil
-	page = render(t, s, failedRunFiles, meanings)
+	page = render(t, s, failedRunFiles)
 	if strings.Contains(page, "<script") {
 		t.Errorf("a page without charts carries a script")
 	}
@@ -331,7 +332,7 @@ func TestIndexDiagnosisEscapes(t *testing.T) {
 	d.Findings[0].Sentence = "a <b>bold</b> `<i>quoted</i>` claim"
 	d.Sources[2].Reason = "<img src=x>"
 	s.Diagnosis = d
-	page := render(t, s, failedRunFiles, meanings)
+	page := render(t, s, failedRunFiles)
 	for _, want := range []string{
 		"a &lt;b&gt;bold&lt;/b&gt; <code>&lt;i&gt;quoted&lt;/i&gt;</code> claim",
 		"<td>&lt;img src=x&gt;</td>",
@@ -373,14 +374,14 @@ func TestIndexDiagnosisNoData(t *testing.T) {
 		return out
 	}
 	s := loadFailedRun(t)
-	if page := render(t, s, nil, meanings); !strings.Contains(page, `<p class="note" id="no-diagnosis">This run has no diagnosis`) || strings.Contains(page, "no data:") {
+	if page := render(t, s, nil); !strings.Contains(page, `<p class="note" id="no-diagnosis">This run has no diagnosis`) || strings.Contains(page, "no data:") {
 		t.Errorf("a run without a diagnosis does not say so")
 	}
 
 	s.Diagnosis = testDiagnosis()
 	s.Diagnosis.Series = nil
 	s.Diagnosis.Sources[0] = diagnosis.Source{Name: "containers", Status: "not available", Reason: "docker stats: permission denied"}
-	page := render(t, s, nil, meanings)
+	page := render(t, s, nil)
 	want := map[string]string{
 		"rate": "the diagnosis holds no time series (summary.json has no diagnosis.series)", "p95": "the diagnosis holds no time series (summary.json has no diagnosis.series)",
 		"cpu": "containers not available: docker stats: permission denied", "waits": "the diagnosis holds no time series (summary.json has no diagnosis.series)",
@@ -400,7 +401,7 @@ func TestIndexDiagnosisNoData(t *testing.T) {
 	nan := 0.0
 	nan /= nan
 	sr.P95MS[0].Values = []*float64{&nan, f64(3)} // short, too
-	page = render(t, s, nil, meanings)
+	page = render(t, s, nil)
 	want = map[string]string{"cpu": "no container's CPU was sampled", "waits": "no active database backend was sampled"}
 	if got := noData(page); !reflect.DeepEqual(got, want) {
 		t.Errorf("no data\n got %q\nwant %q", got, want)
@@ -414,10 +415,10 @@ func TestIndexDiagnosisNoData(t *testing.T) {
 }
 
 func TestIndexEscapes(t *testing.T) {
-	s := Summary{RunID: "r1", ExitCode: 4, FailedChecks: []string{"<b>bold</b>"},
-		Run:       Run{Scenarios: []ScenarioRun{{Name: "odd <name>", Tier: "api", Log: "logs/a b#c?.log"}, {Name: "colon", Tier: "api", Log: "a:b.log"}}},
-		Scenarios: []Scenario{{Name: "odd <name>", Tier: "api", Status: "no-results", Problem: `k6 said "<script>"`}, {Name: "colon", Tier: "api", Status: "no-results"}}}
-	page := render(t, s, []string{"logs/a b#c?.log", "a:b.log"}, meanings)
+	s := results.Summary{RunID: "r1", ExitCode: 4, FailedChecks: []string{"<b>bold</b>"},
+		Run:       results.Run{Scenarios: []results.ScenarioRun{{Name: "odd <name>", Tier: "api", Log: "logs/a b#c?.log"}, {Name: "colon", Tier: "api", Log: "a:b.log"}}},
+		Scenarios: []results.Scenario{{Name: "odd <name>", Tier: "api", Status: "no-results", Problem: `k6 said "<script>"`}, {Name: "colon", Tier: "api", Status: "no-results"}}}
+	page := render(t, s, []string{"logs/a b#c?.log", "a:b.log"})
 	for _, want := range []string{`href="logs/a%20b%23c%3F.log"`, `href="a%3Ab.log"`, "odd &lt;name&gt;", "&lt;b&gt;bold&lt;/b&gt;", "&lt;script&gt;"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("index.html lacks %s", want)
@@ -430,22 +431,16 @@ func TestIndexEscapes(t *testing.T) {
 
 func TestIndexExitMeaning(t *testing.T) {
 	s := loadFailedRun(t)
-	if page := render(t, s, nil, meanings); !strings.Contains(page, "Exit 99: thresholds were breached.") {
+	if page := render(t, s, nil); !strings.Contains(page, "Exit 99: thresholds were breached.") {
 		t.Errorf("exit meaning missing")
 	}
-	// The harness has not said what its codes mean (ExitMeanings unset): the page says where to look.
-	if page := render(t, s, nil, nil); !strings.Contains(page, "Exit 99: README.md&#39;s table of exit codes says what it means.") {
-		t.Errorf("no pointer to README.md's table")
-	}
 	s.ExitCode = 42
-	if page := render(t, s, nil, meanings); !strings.Contains(page, "Exit 42: unexpected code") {
+	if page := render(t, s, nil); !strings.Contains(page, "Exit 42: unexpected code") {
 		t.Errorf("an unknown code is not called unexpected")
 	}
 }
 
 func TestWriteIndex(t *testing.T) {
-	defer func(m ExitMeaning) { ExitMeanings = m }(ExitMeanings)
-	ExitMeanings = meanings
 	dir := t.TempDir()
 	for _, f := range []string{"run.json", "scenarios/list_certificates.json", "logs/list_certificates.log", "logs/up.log"} {
 		src := filepath.Join("testdata/run-failed", f)
@@ -458,7 +453,7 @@ func TestWriteIndex(t *testing.T) {
 	}
 	// A link in place of a file is no file of the run.
 	os.Symlink("/etc/hostname", filepath.Join(dir, "logs", "stack.log"))
-	s, err := Load(dir)
+	s, err := results.Load(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -491,7 +486,7 @@ func TestWriteIndexRefusesALink(t *testing.T) {
 	if err := os.Symlink(victim, filepath.Join(dir, "index.html")); err != nil {
 		t.Fatal(err)
 	}
-	s, err := Load(dir)
+	s, err := results.Load(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,21 +1,18 @@
 package report
 
 import (
+	"certctl-loadtest/internal/results"
 	"fmt"
 	"strconv"
 	"strings"
 )
-
-// ExitMeaning says what an exit code of `loadtest run` means, and false for a code it never returns:
-// harness.ExitMeaning, the one table, which this package cannot import (the harness imports it).
-type ExitMeaning func(code int) (string, bool)
 
 // Markdown renders a run's job summary ($GITHUB_STEP_SUMMARY): the verdict and what its exit code means,
 // summary.txt in a fence, and the files the artifact holds. s is the run's summary.json, nil when it wrote
 // none. stepCode is what `bin/loadtest run` returned, "" when it never ran: it stands in for the
 // summary's exit code only when there is no summary, so a run that never got a directory still gets
 // a verdict.
-func Markdown(s *Summary, dir RunDir, stepCode string, meaning ExitMeaning) string {
+func Markdown(s *results.Summary, dir results.RunDir, stepCode string) string {
 	code := stepCode
 	if s != nil {
 		code = strconv.Itoa(s.ExitCode)
@@ -26,7 +23,7 @@ func Markdown(s *Summary, dir RunDir, stepCode string, meaning ExitMeaning) stri
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "## certctl load test: %s (exit %s)\n\n", verdict, orUnknown(code))
-	exit := fmt.Sprintf("**Exit %s**: %s.\n", orUnknown(code), exitMeaning(code, meaning))
+	exit := fmt.Sprintf("**Exit %s**: %s.\n", orUnknown(code), exitMeaning(code))
 
 	if !dir.Exists {
 		where := ""
@@ -92,13 +89,13 @@ func fence(text string) string {
 	return strings.Repeat("`", longest+1)
 }
 
-func exitMeaning(code string, meaning ExitMeaning) string {
+func exitMeaning(code string) string {
 	if code == "" {
 		return "no code was recorded: the run never started (an earlier step failed) or did not finish (timed out, cancelled)"
 	}
 	// "00" or "+0" is no code the harness returns, whatever Atoi makes of it.
 	if n, err := strconv.Atoi(code); err == nil && strconv.Itoa(n) == code {
-		if m, ok := meaning(n); ok {
+		if m, ok := results.ExitMeaning(n); ok {
 			return m
 		}
 	}

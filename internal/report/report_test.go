@@ -1,6 +1,7 @@
 package report
 
 import (
+	"certctl-loadtest/internal/results"
 	"encoding/json"
 	"flag"
 	"os"
@@ -29,7 +30,7 @@ func golden(t *testing.T, name, got string) {
 }
 
 func TestLoadFailedRun(t *testing.T) {
-	s, err := Load("testdata/run-failed")
+	s, err := results.Load("testdata/run-failed")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +40,7 @@ func TestLoadFailedRun(t *testing.T) {
 	if s.CertctlVersion != "v2.1.7" {
 		t.Errorf("certctl version %q", s.CertctlVersion)
 	}
-	byName := map[string]Scenario{}
+	byName := map[string]results.Scenario{}
 	for _, sc := range s.Scenarios {
 		byName[sc.Name] = sc
 	}
@@ -64,7 +65,7 @@ func TestLoadFailedRun(t *testing.T) {
 }
 
 func TestGoldenText(t *testing.T) {
-	s, err := Load("testdata/run-failed")
+	s, err := results.Load("testdata/run-failed")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +76,7 @@ func TestGoldenText(t *testing.T) {
 
 // A default run (API + connector tiers) recorded against certctl 151107c on this machine, rendered offline.
 func TestGoldenRecordedDefaultRun(t *testing.T) {
-	s, err := Load("testdata/run-default")
+	s, err := results.Load("testdata/run-default")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +103,7 @@ func TestWriteIsTheOnlyWriter(t *testing.T) {
 		os.MkdirAll(filepath.Dir(filepath.Join(dir, f)), 0o755)
 		os.WriteFile(filepath.Join(dir, f), b, 0o644)
 	}
-	s, err := Load(dir)
+	s, err := results.Load(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +118,7 @@ func TestWriteIsTheOnlyWriter(t *testing.T) {
 }
 
 func TestNotARunDirectory(t *testing.T) {
-	if _, err := Load(t.TempDir()); err == nil || !strings.Contains(err.Error(), "is not a run directory") {
+	if _, err := results.Load(t.TempDir()); err == nil || !strings.Contains(err.Error(), "is not a run directory") {
 		t.Fatalf("err = %v", err)
 	}
 }
@@ -125,7 +126,7 @@ func TestNotARunDirectory(t *testing.T) {
 // A deploy tier run recorded against the real certctl v2.1.7 and its agents on this machine: one
 // row per target type, every loop served, its stages within the loop.
 func TestGoldenRecordedDeployRun(t *testing.T) {
-	s, err := Load("testdata/run-deploy")
+	s, err := results.Load("testdata/run-deploy")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,11 +152,11 @@ func TestGoldenRecordedDeployRun(t *testing.T) {
 // new certificate, and the F5's refused logins (certctl's token leak) are counted apart from failures,
 // with the note that says why.
 func TestGoldenRecordedMassRotation(t *testing.T) {
-	s, err := Load("testdata/run-deploy-mass")
+	s, err := results.Load("testdata/run-deploy-mass")
 	if err != nil {
 		t.Fatal(err)
 	}
-	rows := map[string]DeployRow{}
+	rows := map[string]results.DeployRow{}
 	for _, d := range s.DeployTier {
 		rows[d.TargetType] = d
 	}
@@ -172,7 +173,7 @@ func TestGoldenRecordedMassRotation(t *testing.T) {
 // The scheduler's side, recorded against the real certctl v2.1.7: 10,000 due certificates scanned into
 // Renewal jobs and drained by the job processor, in one line with the clocks that bounded it.
 func TestGoldenRecordedRenewalScan(t *testing.T) {
-	s, err := Load("testdata/run-deploy-scan")
+	s, err := results.Load("testdata/run-deploy-scan")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,7 +187,7 @@ func TestGoldenRecordedRenewalScan(t *testing.T) {
 // A fleet of 50 real agents and 200 targets at 30 renewals a minute, recorded against the real certctl
 // v2.1.7: the rate and the fleet it stands for, every renewal deployed, the loop and the job backlog.
 func TestGoldenRecordedFleetRotation(t *testing.T) {
-	s, err := Load("testdata/run-deploy-fleet")
+	s, err := results.Load("testdata/run-deploy-fleet")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,7 +210,7 @@ func TestGoldenRecordedPKI(t *testing.T) {
 		{"run-pki-ocsp-leading-zero", "ocsp_crl: OCSP by POST answered unknown 1000 times for a good or revoked certificate whose serial starts with 0"},
 	} {
 		t.Run(c.dir, func(t *testing.T) {
-			s, err := Load("testdata/" + c.dir)
+			s, err := results.Load("testdata/" + c.dir)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -218,7 +219,7 @@ func TestGoldenRecordedPKI(t *testing.T) {
 				t.Errorf("want %q in\n%s", c.want, txt)
 			}
 			golden(t, c.dir+".summary.txt", txt)
-			page, err := Index(s, nil, nil)
+			page, err := Index(s, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -226,22 +227,6 @@ func TestGoldenRecordedPKI(t *testing.T) {
 				t.Errorf("index.html without the PKI table or the findings")
 			}
 		})
-	}
-}
-
-// A finding says what to set, or, when the run set it, that certctl fails even so.
-func TestFindingNamesTheWorkaround(t *testing.T) {
-	s, err := Load("testdata/run-pki-finalize")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(s.Findings) != 1 || !strings.Contains(s.Findings[0], "ACME_FINALIZE_WORKAROUND=1 adds the rows") {
-		t.Fatalf("findings %q", s.Findings)
-	}
-	r := s.Scenarios[0].Record
-	r.Setup = json.RawMessage(`{"acme_finalize_workaround": true}`)
-	if f := findings(s.Scenarios); len(f) != 1 || !strings.Contains(f[0], "the workaround was applied: this certctl fails even with it") {
-		t.Errorf("findings with the workaround applied %q", f)
 	}
 }
 
@@ -263,7 +248,7 @@ func TestGoldenRecordedExternalAndSplit(t *testing.T) {
 		}},
 	} {
 		t.Run(c.dir, func(t *testing.T) {
-			s, err := Load("testdata/" + c.dir)
+			s, err := results.Load("testdata/" + c.dir)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -274,7 +259,7 @@ func TestGoldenRecordedExternalAndSplit(t *testing.T) {
 				}
 			}
 			golden(t, c.dir+".summary.txt", txt)
-			page, err := Index(s, c.files, meanings)
+			page, err := Index(s, c.files)
 			if err != nil {
 				t.Fatal(err)
 			}

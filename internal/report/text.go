@@ -1,6 +1,7 @@
 package report
 
 import (
+	"certctl-loadtest/internal/results"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -10,7 +11,7 @@ import (
 )
 
 // Text renders summary.txt: the verdict first, then one row per scenario, then every threshold.
-func Text(s Summary) string {
+func Text(s results.Summary) string {
 	var b strings.Builder
 	verdict := "PASSED"
 	if !s.Passed {
@@ -146,7 +147,7 @@ func Text(s Summary) string {
 
 // PKITable renders PKI rows in a CA benchmark's columns (ok: operations that succeeded; per s: over the
 // configured duration), under its heading: a run's summary shows its own, a PKI sequence all of them.
-func PKITable(rows []PKIRow) string {
+func PKITable(rows []results.PKIRow) string {
 	var b strings.Builder
 	b.WriteString("pki tier (" + pkiNote + ")\n")
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
@@ -164,7 +165,7 @@ var pkiColumns = []string{"clients", "ok", "per s", "p50", "p95", "p99", "max"}
 
 // pkiFigures: an ACME order's steps have no count of their own (the order's row has it), an arrival
 // rate no number of clients, and an operation that never succeeded no latency.
-func pkiFigures(r PKIRow) []string {
+func pkiFigures(r results.PKIRow) []string {
 	ok, per, clients := "-", "-", "-"
 	if !strings.HasPrefix(r.Operation, " ") {
 		ok, per = fmt.Sprintf("%.0f", r.OK), fmt.Sprintf("%.1f", r.PerSecond)
@@ -181,7 +182,7 @@ func pkiFigures(r PKIRow) []string {
 
 // aboutLines say what ran, where and how: certctl's identity, the tiers and k6, the time and host, the
 // command line.
-func aboutLines(s Summary) []string {
+func aboutLines(s results.Summary) []string {
 	r := s.Run
 	lines := strings.Split(strings.TrimSuffix(certctlLine(s.CertctlVersion, r.Certctl), "\n"), "\n")
 	lines = append(lines, fmt.Sprintf("tiers %s · %s", strings.Join(r.Tiers, ","), orUnknown(r.K6Version)))
@@ -200,7 +201,7 @@ func aboutLines(s Summary) []string {
 var figureColumns = []string{"target/s", "achieved/s", "requests", "dropped", "errors", "avg ms", "p50 ms", "p90 ms", "p95 ms", "p99 ms", "max ms"}
 
 // figures are a scenario's key figures under figureColumns, "-" for each one its record does not give.
-func figures(sc Scenario) []string {
+func figures(sc results.Scenario) []string {
 	rec := sc.Record
 	if rec == nil {
 		return dashes(len(figureColumns))
@@ -226,14 +227,14 @@ func dashes(n int) []string {
 // connectorColumns head a target type's figures (ms) in the connector tier table.
 var connectorColumns = []string{"iterations", "errors", "p50", "p95", "p99", "max", "handshake p50", "handshake p95", "handshake p99", "handshake max"}
 
-func connectorFigures(c ConnectorRow) []string {
+func connectorFigures(c results.ConnectorRow) []string {
 	h := c.TLSHandshakeMS
 	return []string{fmt.Sprintf("%.0f", c.Iterations), fmt.Sprintf("%.2f%%", c.ErrorRate*100),
 		ms(c.P50MS), ms(c.P95MS), ms(c.P99MS), ms(c.MaxMS), ms(h.P50), ms(h.P95), ms(h.P99), ms(h.Max)}
 }
 
 // massLine: a mass rotation's whole, "" for other scenarios.
-func massLine(sc Scenario) string {
+func massLine(sc results.Scenario) string {
 	r := sc.Record
 	if r == nil || r.Tier != "deploy" || r.TrendsMS["per_minute"].Max == 0 {
 		return ""
@@ -247,7 +248,7 @@ func massLine(sc Scenario) string {
 
 // scanLine: a renewal scan's figures (k6/deploy/renewal_scan.js), "" for other scenarios: the scan's
 // jobs and their span by certctl's clock, then the job processor's dispatch and drain after the last.
-func scanLine(sc Scenario) string {
+func scanLine(sc results.Scenario) string {
 	r := sc.Record
 	if r == nil || r.Tier != "deploy" || r.Scenario != "renewal_scan" {
 		return ""
@@ -273,7 +274,7 @@ func scanLine(sc Scenario) string {
 
 // fleetLine: a fleet rotation's figures (k6/deploy/fleet_rotation.js), "" for other scenarios: the
 // rate and what it stands for, how the renewals ended, their loop and the job backlog.
-func fleetLine(sc Scenario) string {
+func fleetLine(sc results.Scenario) string {
 	r := sc.Record
 	if r == nil || r.Tier != "deploy" || r.Scenario != "fleet_rotation" {
 		return ""
@@ -307,10 +308,10 @@ const deployStages = "signed: renew → CSR signed; job: → deployment job done
 var deployColumns = []string{"completed", "stolen", "failed", "f5 token limit", "not served", "not signed",
 	"signed p50", "signed p95", "job p50", "job p95", "served p50", "served p95", "loop p50", "loop p95", "loop p99", "loop max"}
 
-func deployFigures(d DeployRow) []string {
+func deployFigures(d results.DeployRow) []string {
 	n := func(v float64) string { return fmt.Sprintf("%.0f", v) }
 	// Seconds: the agents' 30-second poll puts loops at tens of seconds. "-": no loop got that far.
-	sec := func(l Latency, v float64) string {
+	sec := func(l results.Latency, v float64) string {
 		if l.Max == 0 && d.LoopMS.Max == 0 {
 			return "-"
 		}
@@ -333,7 +334,7 @@ func sortedKeys[V any](m map[string]V) []string {
 
 // totals are the counters a scenario reported ("enqueued 12, skipped 3"), "" when none, and what a
 // reader must know to read them.
-func totals(sc Scenario) (line, note string) {
+func totals(sc results.Scenario) (line, note string) {
 	if sc.Record == nil || len(sc.Record.Counters) == 0 {
 		return "", ""
 	}
@@ -356,7 +357,7 @@ func totals(sc Scenario) (line, note string) {
 	}
 	if sc.Record.Counters["ari_other_issuer_404"] > 0 {
 		issuers := "several"
-		if n, ok := setupValue(sc.Record, "ari_issuers").(float64); ok {
+		if n, ok := sc.Record.SetupValue("ari_issuers").(float64); ok {
 			issuers = fmt.Sprintf("%.0f", n)
 		}
 		notes = append(notes, "ari_other_issuer_404: renewal-info answered 404 for a certificate it issued because certctl looks the serial up under an arbitrary one of its "+issuers+" issuers — certctl's bug, docs/certctl-findings.md#ari-any-issuer; counted apart, not as a harness failure")
@@ -369,7 +370,7 @@ func totals(sc Scenario) (line, note string) {
 
 // perTargetType: a deploy scenario's counter for one target type (completed_nginx), which the deploy
 // tier's table shows.
-func perTargetType(r *Record, counter string) bool {
+func perTargetType(r *results.Record, counter string) bool {
 	if r.Tier != "deploy" {
 		return false
 	}
@@ -380,13 +381,13 @@ func perTargetType(r *Record, counter string) bool {
 
 // judgedThreshold is a threshold with its mark: ok, FAIL, or - when it was not judged.
 type judgedThreshold struct {
-	Threshold
+	results.Threshold
 	Mark string
 }
 
 // judgedThresholds are a record's thresholds by metric, marked, and whether none was judged: k6
 // reports the thresholds of a run whose setup() aborted as held, over no samples at all.
-func judgedThresholds(r *Record) (ts []judgedThreshold, unjudged bool) {
+func judgedThresholds(r *results.Record) (ts []judgedThreshold, unjudged bool) {
 	unjudged = !setupRan(r)
 	for _, t := range r.Thresholds {
 		mark := "ok"
@@ -427,7 +428,7 @@ func orUnknown(s string) string {
 
 // certctlLine names the certctl that ran by its image first: a build that reports "dev" (as certctl's
 // official images do) or nothing says nothing about which release it is.
-func certctlLine(reported string, c Certctl) string {
+func certctlLine(reported string, c results.Certctl) string {
 	var b strings.Builder
 	if c.URL != "" {
 		// Not started by the harness: which build it is, only its operator knows.
@@ -483,6 +484,6 @@ func nonEmpty(s string) []string {
 
 // setupRan reports whether the scenario's setup() returned: its record keeps the setup data's scalars,
 // null when setup() threw or aborted.
-func setupRan(r *Record) bool {
+func setupRan(r *results.Record) bool {
 	return len(r.Setup) > 0 && string(r.Setup) != "null"
 }

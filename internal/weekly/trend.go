@@ -12,7 +12,7 @@ import (
 
 	"certctl-loadtest/internal/chart"
 	"certctl-loadtest/internal/compare"
-	"certctl-loadtest/internal/report"
+	"certctl-loadtest/internal/results"
 )
 
 // Week is one workflow run's results: its runs' directories by label.
@@ -122,8 +122,8 @@ func Build(weeks []Week) Trend {
 	return t
 }
 
-func readSummary(dir string) (report.Summary, error) {
-	var s report.Summary
+func readSummary(dir string) (results.Summary, error) {
+	var s results.Summary
 	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
 	if err != nil {
 		return s, err

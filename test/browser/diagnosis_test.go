@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"certctl-loadtest/internal/diagnosis"
-	"certctl-loadtest/internal/harness"
 	"certctl-loadtest/internal/report"
+	"certctl-loadtest/internal/results"
 )
 
 // The Diagnosis section of a failed run's page, drawn: every chart with lines has a canvas with them
@@ -22,7 +22,6 @@ import (
 // still loads nothing and says nothing on its console.
 func TestDiagnosisInChromium(t *testing.T) {
 	chromium := findChromium(t)
-	report.ExitMeanings = harness.ExitMeaning
 	cases := []struct {
 		name string
 		// change makes the case's diagnosis of the one every case starts from.
@@ -43,7 +42,7 @@ func TestDiagnosisInChromium(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			dir, _ := runDir(t, "run-failed", nil)
-			s, err := report.Load(dir)
+			s, err := results.Load(dir)
 			if err != nil {
 				t.Fatal(err)
 			}

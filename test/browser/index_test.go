@@ -34,8 +34,8 @@ import (
 	"testing"
 	"time"
 
-	"certctl-loadtest/internal/harness"
 	"certctl-loadtest/internal/report"
+	"certctl-loadtest/internal/results"
 )
 
 const testdata = "../../internal/report/testdata"
@@ -50,7 +50,6 @@ const (
 
 func TestIndexInChromium(t *testing.T) {
 	chromium := findChromium(t)
-	report.ExitMeanings = harness.ExitMeaning
 	cases := []struct {
 		name, run string
 		// missing are the files k6 or the stack left none of, by scenario ("" for the run's own).
@@ -69,7 +68,7 @@ func TestIndexInChromium(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			dir, linked := runDir(t, c.run, c.missing)
-			s, err := report.Load(dir)
+			s, err := results.Load(dir)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -85,7 +84,7 @@ func TestIndexInChromium(t *testing.T) {
 			if !c.passed {
 				verdict = "FAILED"
 			}
-			meaning, _ := harness.ExitMeaning(s.ExitCode)
+			meaning, _ := results.ExitMeaning(s.ExitCode)
 			for _, want := range []string{
 				fmt.Sprintf(`<h1 id="verdict" data-verdict="%s">certctl-loadtest run %s: %s (exit %d)</h1>`, verdict, s.RunID, verdict, s.ExitCode),
 				fmt.Sprintf(`<p id="exit">Exit %d: %s.</p>`, s.ExitCode, text(meaning)),
@@ -186,7 +185,7 @@ func runDir(t *testing.T, run string, missing map[string][]string) (string, []st
 	if err != nil {
 		t.Fatal(err)
 	}
-	var r report.Run
+	var r results.Run
 	if err := json.Unmarshal(b, &r); err != nil {
 		t.Fatal(err)
 	}

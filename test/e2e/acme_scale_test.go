@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"certctl-loadtest/internal/diagnosis"
-	"certctl-loadtest/internal/report"
+	"certctl-loadtest/internal/results"
 )
 
 const acmeRoutes = "GET /acme/profile/lt-profile/directory,HEAD /acme/profile/lt-profile/new-nonce,GET /acme/profile/lt-profile/renewal-info"
@@ -207,7 +207,7 @@ func sequenceRun(t *testing.T, r result, scenario string) result {
 	t.Helper()
 	one := r
 	one.dir = filepath.Join(filepath.Dir(r.dir), r.runID+"-"+strings.ReplaceAll(scenario, "_", "-"))
-	one.summary = report.Summary{}
+	one.summary = results.Summary{}
 	b, err := os.ReadFile(filepath.Join(one.dir, "summary.json"))
 	if err != nil {
 		t.Fatalf("%s: %v", scenario, err)

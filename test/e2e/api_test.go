@@ -1,12 +1,11 @@
 package e2e
 
 import (
+	"certctl-loadtest/internal/results"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"certctl-loadtest/internal/report"
 )
 
 // A green run of every tier that shares a stack (API, connector, ACME: TIER=all) through make, against
@@ -104,7 +103,7 @@ func TestAllTiersGreen(t *testing.T) {
 
 // assertDiagnosis: every collector sampled the real stack, and the diagnosis has findings, evidence
 // and a chart line for every scenario.
-func assertDiagnosis(t *testing.T, dir string, s report.Summary) {
+func assertDiagnosis(t *testing.T, dir string, s results.Summary) {
 	t.Helper()
 	d := s.Diagnosis
 	if d == nil {

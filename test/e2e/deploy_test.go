@@ -1,12 +1,11 @@
 package e2e
 
 import (
+	"certctl-loadtest/internal/results"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"certctl-loadtest/internal/report"
 )
 
 // deployScenarios are the loops through the agents; renewal_scan, the scheduler's side, has tests of its own.
@@ -22,8 +21,8 @@ func deployRun(t *testing.T, r result, scenario string) result {
 	return r
 }
 
-func deployRows(s report.Summary, scenario string) map[string]report.DeployRow {
-	rows := map[string]report.DeployRow{}
+func deployRows(s results.Summary, scenario string) map[string]results.DeployRow {
+	rows := map[string]results.DeployRow{}
 	for _, d := range s.DeployTier {
 		if d.Scenario == scenario {
 			rows[d.TargetType] = d

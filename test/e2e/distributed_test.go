@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"certctl-loadtest/internal/results"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -10,8 +11,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-
-	"certctl-loadtest/internal/report"
 
 	"gopkg.in/yaml.v3"
 )
@@ -32,7 +31,7 @@ func TestSegmentsMerge(t *testing.T) {
 }
 
 // wantMerged checks a two-segment run's merged record and files, and returns the record.
-func wantMerged(t *testing.T, two result) *report.Record {
+func wantMerged(t *testing.T, two result) *results.Record {
 	t.Helper()
 	b := two.summary.Scenarios[0].Record
 	if b == nil || len(b.Segments) != 2 || b.Segments[0].Segment != "0:1/2" || b.Segments[1].Segment != "1/2:1" {
@@ -206,7 +205,7 @@ func TestExternalTarget(t *testing.T) {
 	// What the k6-operator's runners do with `make k8s`'s archive, done here by two k6 containers: each
 	// its segment, with the TestRun's env, arguments and mounts (the CA bundle's ConfigMap too), its files
 	// named by its pod, the same results volume; `loadtest collect` merges them.
-	k8sDir, results := t.TempDir(), t.TempDir()
+	k8sDir, resultsDir := t.TempDir(), t.TempDir()
 	r = run(t, []string{"TIER=api", "SCENARIOS=list_certificates", "SEGMENTS=2", "DURATION=20s", "RATE_LIST_CERTIFICATES=10",
 		"CERTCTL_URL=https://certctl-server:8443", "CERTCTL_CA_BUNDLE=" + ca, "RUN_ID=k8s-sim"}, loadtest, "k8s", "--out", k8sDir)
 	wantCode(t, r, 0)
@@ -235,9 +234,9 @@ func TestExternalTarget(t *testing.T) {
 		t.Fatalf("the TestRun mounts no CA bundle:\n%s", mustRead(t, filepath.Join(k8sDir, "testrun-list_certificates.yaml")))
 	}
 	for _, d := range []string{"scenarios/segments", "raw/segments"} { // the runners' init container
-		os.MkdirAll(filepath.Join(results, d), 0o777)
+		os.MkdirAll(filepath.Join(resultsDir, d), 0o777)
 	}
-	os.Chmod(results, 0o777)
+	os.Chmod(resultsDir, 0o777)
 	k6Image := ""
 	for _, l := range strings.Split(mustRead(t, filepath.Join(root, "images", "offline.env")), "\n") {
 		if v, ok := strings.CutPrefix(l, "IMAGE_K6="); ok {
@@ -251,7 +250,7 @@ func TestExternalTarget(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			args := []string{"run", "--rm", "--network", network, "--user", fmt.Sprintf("%d:%d", os.Getuid(), os.Getgid()),
-				"-v", k8sDir + ":/archive:ro", "-v", results + ":/results"}
+				"-v", k8sDir + ":/archive:ro", "-v", resultsDir + ":/results"}
 			args = append(append(args, mounts...), runnerEnv(t, tr, pod, map[string]string{"CERTCTL_TOKEN": "lt-external-key"})...)
 			// The operator adds the segment flags; the arguments are the TestRun's, as the kubelet expands them.
 			args = append(append(append(args, k6Image, "run", "--quiet", "--execution-segment", seg, "--execution-segment-sequence", "0,1/2,1"),
@@ -263,11 +262,11 @@ func TestExternalTarget(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	r = run(t, nil, loadtest, "collect", results)
+	r = run(t, nil, loadtest, "collect", resultsDir)
 	wantCode(t, r, 0)
 	wantOutput(t, r, `list_certificates: lt-k8s-sim-list-certificates-1-abcde 0:1/2: \d+ iterations, \d+ requests, 0 dropped; lt-k8s-sim-list-certificates-2-abcde 1/2:1`)
-	var collected report.Summary
-	if err := json.Unmarshal([]byte(mustRead(t, filepath.Join(results, "summary.json"))), &collected); err != nil {
+	var collected results.Summary
+	if err := json.Unmarshal([]byte(mustRead(t, filepath.Join(resultsDir, "summary.json"))), &collected); err != nil {
 		t.Fatal(err)
 	}
 	// The archive's options are the configuration's: 10/s for 20 s.

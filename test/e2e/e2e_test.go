@@ -31,7 +31,7 @@ import (
 	"time"
 
 	"certctl-loadtest/internal/docs"
-	"certctl-loadtest/internal/report"
+	"certctl-loadtest/internal/results"
 )
 
 var (
@@ -203,7 +203,7 @@ type result struct {
 	elapsed time.Duration
 	dir     string // the run directory, if one was reported
 	runID   string
-	summary report.Summary
+	summary results.Summary
 }
 
 var runDirRE = regexp.MustCompile(`loadtest: results in (\S+)`)
@@ -370,7 +370,7 @@ func assertNothingLeft(t *testing.T, r result) {
 	}
 }
 
-func scenarioByName(t *testing.T, s report.Summary, name string) (status string, thresholds map[string]bool) {
+func scenarioByName(t *testing.T, s results.Summary, name string) (status string, thresholds map[string]bool) {
 	t.Helper()
 	for _, sc := range s.Scenarios {
 		if sc.Name == name {
@@ -389,7 +389,7 @@ func scenarioByName(t *testing.T, s report.Summary, name string) (status string,
 
 // measured is what a threshold judged, as summary.json keeps it, beside the record's counters: enough
 // in a CI log to tell certctl's failure from the machine's without the run directory.
-func measured(s report.Summary, scenario, key string) string {
+func measured(s results.Summary, scenario, key string) string {
 	for _, sc := range s.Scenarios {
 		if sc.Name != scenario || sc.Record == nil {
 			continue
@@ -423,7 +423,7 @@ var loggedRuns sync.Map
 // stalls: CI's gate on bf01ae6 broke acme_order_ok while http_req_failed and checks held and the same
 // stall dropped ocsp_crl's iterations, the signature of a request or two timed out. certctl's own
 // failures answer (500, 429, a bad chain) and stay errors.
-func unansweredOnly(s report.Summary, scenario, key string) bool {
+func unansweredOnly(s results.Summary, scenario, key string) bool {
 	if key != "acme_order_ok rate>0.99" {
 		return false
 	}

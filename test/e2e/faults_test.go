@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"certctl-loadtest/internal/results"
 	"fmt"
 	"os"
 	"os/exec"
@@ -9,8 +10,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"certctl-loadtest/internal/report"
 )
 
 // Faults in the middle of a run against the real certctl: each keeps a verdict that names what
@@ -107,13 +106,13 @@ func keptFigures(t *testing.T, r result, lost string) {
 }
 
 // afterLoad is a service's state once the load ended, as summary.json records it.
-func afterLoad(s report.Summary, service string) report.ServiceState {
+func afterLoad(s results.Summary, service string) results.ServiceState {
 	for _, st := range s.Run.AfterLoad {
 		if st.Service == service {
 			return st
 		}
 	}
-	return report.ServiceState{}
+	return results.ServiceState{}
 }
 
 // The results' file system fills up: before the run, the run is refused in seconds with how much it

@@ -1,15 +1,14 @@
 package e2e
 
 import (
+	"certctl-loadtest/internal/results"
 	"fmt"
 	"strings"
 	"testing"
-
-	"certctl-loadtest/internal/report"
 )
 
-func pkiRows(s report.Summary, scenario string) map[string]report.PKIRow {
-	rows := map[string]report.PKIRow{}
+func pkiRows(s results.Summary, scenario string) map[string]results.PKIRow {
+	rows := map[string]results.PKIRow{}
 	for _, r := range s.PKITier {
 		if r.Scenario == scenario {
 			rows[strings.TrimSpace(r.Operation)] = r
@@ -18,7 +17,7 @@ func pkiRows(s report.Summary, scenario string) map[string]report.PKIRow {
 	return rows
 }
 
-func wantFinding(t *testing.T, s report.Summary, pattern string) {
+func wantFinding(t *testing.T, s results.Summary, pattern string) {
 	t.Helper()
 	for _, f := range s.Findings {
 		if regexpFind(pattern, f) {
@@ -85,7 +84,7 @@ func TestPKITier(t *testing.T) {
 				t.Errorf("%s: %+v", op, rr[op])
 			}
 		}
-		for _, s := range []report.Summary{acme.summary, iss.summary, rev.summary} {
+		for _, s := range []results.Summary{acme.summary, iss.summary, rev.summary} {
 			for _, f := range s.Findings {
 				if !strings.Contains(f, "#ocsp-post-leading-zero") {
 					t.Errorf("finding with both workarounds applied: %s", f)

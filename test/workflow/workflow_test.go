@@ -11,6 +11,7 @@ package workflow
 
 import (
 	"bytes"
+	"certctl-loadtest/internal/results"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -28,8 +29,6 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
-
-	"certctl-loadtest/internal/report"
 )
 
 var (
@@ -300,7 +299,7 @@ var completeRun = []string{"index.html", "summary.txt", "run.json", "dashboard/*
 
 // artifact reads the summary.json of the artifact of run runID: named loadtest-<runID>, uploaded from
 // results/<runID>/ (the directory the workflow named before the run) for 90 days, holding files.
-func artifact(t *testing.T, r actRun, runID string, files ...string) (dir string, summary report.Summary) {
+func artifact(t *testing.T, r actRun, runID string, files ...string) (dir string, summary results.Summary) {
 	t.Helper()
 	dir = filepath.Join(r.sink, "loadtest-"+runID)
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {

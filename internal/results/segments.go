@@ -1,14 +1,14 @@
-// Package segments merges the records of one scenario's k6 processes, each of which ran an execution
+// Segment merging: the records of one scenario's k6 processes, each of which ran an execution
 // segment of its load (k6 --execution-segment; locally `loadtest run --segments N`, on Kubernetes the
 // k6-operator's runners), into the one record the scenario would have had from a single process.
 //
 // Counts add up, but percentiles do not: the p95 of two halves is not the mean of their p95s. So every
 // figure that is a distribution (latency, iteration time, the record's trends) and every threshold is
 // recomputed from the segments' raw samples (k6's JSON output), pooled, with k6's own percentile rule.
-package segments
+
+package results
 
 import (
-	"certctl-loadtest/internal/report"
 	"certctl-loadtest/internal/samples"
 
 	"encoding/json"
@@ -24,13 +24,9 @@ import (
 	"strings"
 )
 
-// Dir is where a scenario's segment records go, under the run directory's scenarios/ (and raw/,
-// dashboard/); index.html links them there.
-const Dir = report.SegmentsDir
-
 // Present lists the scenarios of a run directory that have segment records, sorted.
-func Present(dir string) []string {
-	files, _ := filepath.Glob(filepath.Join(dir, "scenarios", Dir, "*@*.json"))
+func SegmentedScenarios(dir string) []string {
+	files, _ := filepath.Glob(filepath.Join(dir, "scenarios", SegmentsDir, "*@*.json"))
 	seen := map[string]bool{}
 	var out []string
 	for _, f := range files {
@@ -61,10 +57,10 @@ type record struct {
 		RunS        float64 `json:"test_run_duration_s"`
 		OK          bool    `json:"thresholds_ok"`
 		Counters    map[string]float64
-		Thresholds  []report.Threshold `json:"thresholds"`
-		Sources     sources            `json:"sources"`
-		Setup       any                `json:"setup"`
-		LatencyName string             `json:"latency_metric"`
+		Thresholds  []Threshold `json:"thresholds"`
+		Sources     sources     `json:"sources"`
+		Setup       any         `json:"setup"`
+		LatencyName string      `json:"latency_metric"`
 	}
 }
 
@@ -80,7 +76,7 @@ type sources struct {
 // raw/<scenario>.json.gz. exitCodes, when known, are the segments' k6 exit codes by id. It returns the
 // segments and the merged thresholds' verdict. A set of segments that does not cover the whole load
 // (a runner that wrote no record) is an error: a part of the load is no verdict on the whole.
-func Merge(dir, scenario string, exitCodes map[string]int) ([]report.Segment, bool, error) {
+func MergeSegments(dir, scenario string, exitCodes map[string]int) ([]Segment, bool, error) {
 	recs, err := readRecords(dir, scenario)
 	if err != nil {
 		return nil, false, err
@@ -91,17 +87,17 @@ func Merge(dir, scenario string, exitCodes map[string]int) ([]report.Segment, bo
 	rawOut := filepath.Join(dir, "raw", scenario+".json.gz")
 	var raws []string
 	for _, r := range recs {
-		raws = append(raws, filepath.Join(dir, "raw", Dir, scenario+"@"+r.id+".json.gz"))
+		raws = append(raws, filepath.Join(dir, "raw", SegmentsDir, scenario+"@"+r.id+".json.gz"))
 	}
 	if err := concatGzip(rawOut, raws); err != nil {
 		return nil, false, fmt.Errorf("%s: the raw samples: %w", scenario, err)
 	}
 	want := wanted(recs[0])
-	pool, err := readPool(rawOut, want)
+	pl, err := readPool(rawOut, want)
 	if err != nil {
 		return nil, false, fmt.Errorf("%s: the raw samples: %w", scenario, err)
 	}
-	out, segs, ok := merged(recs, pool, exitCodes)
+	out, segs, ok := merged(recs, pl, exitCodes)
 	b, err := json.MarshalIndent(out, "", "  ")
 	if err != nil {
 		return nil, false, err
@@ -113,12 +109,12 @@ func Merge(dir, scenario string, exitCodes map[string]int) ([]report.Segment, bo
 }
 
 func readRecords(dir, scenario string) ([]record, error) {
-	files, err := filepath.Glob(filepath.Join(dir, "scenarios", Dir, scenario+"@*.json"))
+	files, err := filepath.Glob(filepath.Join(dir, "scenarios", SegmentsDir, scenario+"@*.json"))
 	if err != nil {
 		return nil, err
 	}
 	if len(files) == 0 {
-		return nil, fmt.Errorf("%s: no segment records in %s", scenario, filepath.Join(dir, "scenarios", Dir))
+		return nil, fmt.Errorf("%s: no segment records in %s", scenario, filepath.Join(dir, "scenarios", SegmentsDir))
 	}
 	var recs []record
 	for _, f := range files {
@@ -258,16 +254,16 @@ func wanted(r record) []samples.Selector {
 	return out
 }
 
-// Pool is every wanted sub-metric's samples, from all segments.
-type Pool struct {
+// pool is every wanted sub-metric's samples, from all segments.
+type pool struct {
 	Types  map[string]string    // metric name -> k6 type (trend, rate, counter, gauge)
 	Values map[string][]float64 // sub-metric key -> sample values
 }
 
 // readPool pools every wanted sub-metric's samples, setup's and teardown's included: k6's own record
 // judges them too, and the merged one must agree with it.
-func readPool(path string, want []samples.Selector) (Pool, error) {
-	p := Pool{Types: map[string]string{}, Values: map[string][]float64{}}
+func readPool(path string, want []samples.Selector) (pool, error) {
+	p := pool{Types: map[string]string{}, Values: map[string][]float64{}}
 	byName := map[string][]samples.Selector{}
 	var names []string
 	for _, s := range want {
@@ -296,11 +292,8 @@ func readPool(path string, want []samples.Selector) (Pool, error) {
 	return p, nil
 }
 
-// Percentile is k6's rule (samples.Percentile).
-func Percentile(sorted []float64, pct float64) float64 { return samples.Percentile(sorted, pct) }
-
 // Latency is the record's latency figures of a sub-metric's sorted samples, ms.
-func Latency(v []float64) map[string]float64 {
+func latencyOf(v []float64) map[string]float64 {
 	out := map[string]float64{"avg": 0, "min": 0, "p50": 0, "p90": 0, "p95": 0, "p99": 0, "max": 0}
 	if len(v) == 0 {
 		return out
@@ -312,10 +305,10 @@ func Latency(v []float64) map[string]float64 {
 	out["avg"] = round(sum/float64(len(v)), 3)
 	out["min"] = round(v[0], 3)
 	out["max"] = round(v[len(v)-1], 3)
-	out["p50"] = round(Percentile(v, 0.5), 3)
-	out["p90"] = round(Percentile(v, 0.9), 3)
-	out["p95"] = round(Percentile(v, 0.95), 3)
-	out["p99"] = round(Percentile(v, 0.99), 3)
+	out["p50"] = round(samples.Percentile(v, 0.5), 3)
+	out["p90"] = round(samples.Percentile(v, 0.9), 3)
+	out["p95"] = round(samples.Percentile(v, 0.95), 3)
+	out["p99"] = round(samples.Percentile(v, 0.99), 3)
 	return out
 }
 
@@ -341,7 +334,7 @@ func rate(v []float64) float64 {
 }
 
 // merged builds the scenario's record from the segments' and the pooled samples.
-func merged(recs []record, pool Pool, exitCodes map[string]int) (map[string]any, []report.Segment, bool) {
+func merged(recs []record, pl pool, exitCodes map[string]int) (map[string]any, []Segment, bool) {
 	first := recs[0]
 	out := map[string]any{}
 	for k, v := range first.raw {
@@ -351,7 +344,7 @@ func merged(recs []record, pool Pool, exitCodes map[string]int) (map[string]any,
 	delete(out, "segment_id")
 	var iterations, dropped, requests, runS float64
 	counters := map[string]float64{}
-	var segs []report.Segment
+	var segs []Segment
 	for _, r := range recs {
 		iterations += r.fields.Iterations
 		dropped += r.fields.Dropped
@@ -364,7 +357,7 @@ func merged(recs []record, pool Pool, exitCodes map[string]int) (map[string]any,
 				}
 			}
 		}
-		s := report.Segment{ID: r.id, Segment: r.fields.Segment, Iterations: r.fields.Iterations, Requests: r.fields.Requests, Dropped: r.fields.Dropped, ThresholdsOK: r.fields.OK}
+		s := Segment{ID: r.id, Segment: r.fields.Segment, Iterations: r.fields.Iterations, Requests: r.fields.Requests, Dropped: r.fields.Dropped, ThresholdsOK: r.fields.OK}
 		if c, ok := exitCodes[r.id]; ok {
 			s.ExitCode = &c
 		}
@@ -379,21 +372,21 @@ func merged(recs []record, pool Pool, exitCodes map[string]int) (map[string]any,
 	}
 	out["test_run_duration_s"] = runS
 	src := first.fields.Sources
-	out["error_rate"] = round(rate(pool.Values[src.ErrorRate]), 6)
-	out["latency_ms"] = Latency(pool.Values[src.Latency])
-	out["latency_samples"] = float64(len(pool.Values[src.Latency]))
-	out["iteration_ms"] = Latency(pool.Values[src.Iteration])
+	out["error_rate"] = round(rate(pl.Values[src.ErrorRate]), 6)
+	out["latency_ms"] = latencyOf(pl.Values[src.Latency])
+	out["latency_samples"] = float64(len(pl.Values[src.Latency]))
+	out["iteration_ms"] = latencyOf(pl.Values[src.Iteration])
 	if len(src.Trends) > 0 {
 		tr := map[string]any{}
 		for f, key := range src.Trends {
-			tr[f] = Latency(pool.Values[key])
+			tr[f] = latencyOf(pl.Values[key])
 		}
 		out["trends_ms"] = tr
 	}
 	if len(counters) > 0 {
 		out["counters"] = counters
 	}
-	ths, ok := thresholds(recs, pool, runS)
+	ths, ok := thresholds(recs, pl, runS)
 	out["thresholds"] = ths
 	out["thresholds_ok"] = ok
 	out["segments"] = segs
@@ -401,14 +394,14 @@ func merged(recs []record, pool Pool, exitCodes map[string]int) (map[string]any,
 }
 
 // thresholds judges every threshold of the scenario again, on the pooled samples.
-func thresholds(recs []record, pool Pool, runS float64) ([]report.Threshold, bool) {
+func thresholds(recs []record, pl pool, runS float64) ([]Threshold, bool) {
 	all := true
-	var out []report.Threshold
+	var out []Threshold
 	for i, t := range recs[0].fields.Thresholds {
 		sel := samples.Parse(t.Metric)
-		vals := pool.Values[t.Metric]
+		vals := pl.Values[t.Metric]
 		agg, op, limit, err := parseExpression(t.Expression)
-		r := report.Threshold{Metric: t.Metric, Expression: t.Expression}
+		r := Threshold{Metric: t.Metric, Expression: t.Expression}
 		switch {
 		case err != nil || len(vals) == 0:
 			// No sample in any segment (or an expression this merge cannot read): each k6 judged it
@@ -436,7 +429,7 @@ func thresholds(recs []record, pool Pool, runS float64) ([]report.Threshold, boo
 				r.Aggregate, r.Value = agg, &sum
 			}
 		default:
-			v := aggregate(pool.Types[sel.Name], agg, vals, runS)
+			v := aggregate(pl.Types[sel.Name], agg, vals, runS)
 			r.Aggregate = agg
 			rv := round(v, 3)
 			r.Value = &rv
@@ -488,10 +481,10 @@ func aggregate(typ, agg string, v []float64, runS float64) float64 {
 	case agg == "max" || agg == "value":
 		return v[len(v)-1]
 	case agg == "med":
-		return Percentile(v, 0.5)
+		return samples.Percentile(v, 0.5)
 	case strings.HasPrefix(agg, "p("):
 		p, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimPrefix(agg, "p("), ")"), 64)
-		return Percentile(v, p/100)
+		return samples.Percentile(v, p/100)
 	}
 	return math.NaN()
 }

@@ -1,4 +1,4 @@
-package report
+package results
 
 import (
 	"encoding/json"
@@ -39,7 +39,7 @@ func OpenRunDir(path string) (RunDir, *Summary) {
 		real = abs
 	}
 	d.Name = filepath.Base(real)
-	d.Files = regularFiles(real)
+	d.Files = RegularFiles(real)
 	b, err := os.ReadFile(filepath.Join(real, "summary.json"))
 	if err != nil {
 		return d, nil
@@ -51,9 +51,9 @@ func OpenRunDir(path string) (RunDir, *Summary) {
 	return d, &s
 }
 
-// regularFiles is every regular file under root, relative and slash-separated, in byte order. A
+// RegularFiles is every regular file under root, relative and slash-separated, in byte order. A
 // symbolic link is left out: what it points to is no part of the run.
-func regularFiles(root string) []string {
+func RegularFiles(root string) []string {
 	var files []string
 	filepath.WalkDir(root, func(p string, e fs.DirEntry, err error) error {
 		if err == nil && e.Type().IsRegular() {

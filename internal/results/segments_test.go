@@ -1,6 +1,7 @@
-package segments
+package results
 
 import (
+	"certctl-loadtest/internal/samples"
 	"compress/gzip"
 	"encoding/json"
 	"math"
@@ -9,8 +10,6 @@ import (
 	"sort"
 	"strings"
 	"testing"
-
-	"certctl-loadtest/internal/report"
 )
 
 // copyTree copies testdata/<name> to a temporary run directory.
@@ -78,9 +77,9 @@ type mergedRecord struct {
 	AchievedRatePerS float64            `json:"achieved_rate_per_s"`
 	LatencyMS        map[string]float64 `json:"latency_ms"`
 	LatencySamples   float64            `json:"latency_samples"`
-	Thresholds       []report.Threshold `json:"thresholds"`
+	Thresholds       []Threshold        `json:"thresholds"`
 	ThresholdsOK     bool               `json:"thresholds_ok"`
-	Segments         []report.Segment   `json:"segments"`
+	Segments         []Segment          `json:"segments"`
 	Segment          *string            `json:"segment"`
 	Setup            map[string]any     `json:"setup"`
 }
@@ -103,9 +102,9 @@ func readMerged(t *testing.T, dir string) mergedRecord {
 // the merge gives the pooled one exactly.
 func TestMergeRecordedSegments(t *testing.T) {
 	dir := copyTree(t, "recorded")
-	a := okLatencies(t, filepath.Join(dir, "raw", Dir, "list_certificates@1of2.json.gz"))
-	b := okLatencies(t, filepath.Join(dir, "raw", Dir, "list_certificates@2of2.json.gz"))
-	segs, ok, err := Merge(dir, "list_certificates", map[string]int{"1of2": 0, "2of2": 0})
+	a := okLatencies(t, filepath.Join(dir, "raw", SegmentsDir, "list_certificates@1of2.json.gz"))
+	b := okLatencies(t, filepath.Join(dir, "raw", SegmentsDir, "list_certificates@2of2.json.gz"))
+	segs, ok, err := MergeSegments(dir, "list_certificates", map[string]int{"1of2": 0, "2of2": 0})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,11 +118,11 @@ func TestMergeRecordedSegments(t *testing.T) {
 		field string
 		q     float64
 	}{{"p50", 0.5}, {"p90", 0.9}, {"p95", 0.95}, {"p99", 0.99}} {
-		if want := round(Percentile(all, p.q), 3); m.LatencyMS[p.field] != want {
+		if want := round(samples.Percentile(all, p.q), 3); m.LatencyMS[p.field] != want {
 			t.Errorf("merged %s %v, pooled samples' %v", p.field, m.LatencyMS[p.field], want)
 		}
 	}
-	mean := (Percentile(a, 0.95) + Percentile(b, 0.95)) / 2
+	mean := (samples.Percentile(a, 0.95) + samples.Percentile(b, 0.95)) / 2
 	// Averaging the segments' p95s would say 347 ms; the load's p95 is 426 ms.
 	if math.Abs(m.LatencyMS["p95"]-mean)/m.LatencyMS["p95"] < 0.15 {
 		t.Errorf("the recorded segments no longer show the point: pooled p95 %v, mean of p95s %v", m.LatencyMS["p95"], mean)
@@ -157,7 +156,7 @@ func TestMergeRecordedSegments(t *testing.T) {
 func TestMergeJudgesThresholdsOnThePool(t *testing.T) {
 	dir := copyTree(t, "recorded")
 	for _, id := range []string{"1of2", "2of2"} {
-		p := filepath.Join(dir, "scenarios", Dir, "list_certificates@"+id+".json")
+		p := filepath.Join(dir, "scenarios", SegmentsDir, "list_certificates@"+id+".json")
 		b, _ := os.ReadFile(p)
 		s := strings.Replace(string(b), `"p(95)<800"`, `"p(95)<400"`, 1)
 		if s == string(b) {
@@ -165,7 +164,7 @@ func TestMergeJudgesThresholdsOnThePool(t *testing.T) {
 		}
 		os.WriteFile(p, []byte(s), 0o644)
 	}
-	_, ok, err := Merge(dir, "list_certificates", nil)
+	_, ok, err := MergeSegments(dir, "list_certificates", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,8 +184,8 @@ func TestMergeJudgesThresholdsOnThePool(t *testing.T) {
 
 func TestMergeRefusesAPartialLoad(t *testing.T) {
 	dir := copyTree(t, "recorded")
-	os.Remove(filepath.Join(dir, "scenarios", Dir, "list_certificates@2of2.json"))
-	_, _, err := Merge(dir, "list_certificates", nil)
+	os.Remove(filepath.Join(dir, "scenarios", SegmentsDir, "list_certificates@2of2.json"))
+	_, _, err := MergeSegments(dir, "list_certificates", nil)
 	if err == nil || !strings.Contains(err.Error(), "no record of the load's segment 1/2:1") {
 		t.Fatalf("merge of half a load: %v", err)
 	}
@@ -235,10 +234,10 @@ func TestCovers(t *testing.T) {
 func TestPercentileIsK6s(t *testing.T) {
 	v := []float64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}
 	// k6's rule: index p*(n-1), linear between its neighbours: p95 of 1..10 is 9.55.
-	if got := Percentile(v, 0.95); math.Abs(got-9.55) > 1e-9 {
+	if got := samples.Percentile(v, 0.95); math.Abs(got-9.55) > 1e-9 {
 		t.Errorf("p95 %v", got)
 	}
-	if Percentile(nil, 0.5) != 0 || Percentile([]float64{7}, 0.99) != 7 {
+	if samples.Percentile(nil, 0.5) != 0 || samples.Percentile([]float64{7}, 0.99) != 7 {
 		t.Error("edge cases")
 	}
 }

@@ -1,7 +1,8 @@
-// Package report turns a run directory into summary.json, summary.txt and index.html. It is the only
-// writer of those three files: k6 writes one record per scenario (scenarios/<name>.json) and `loadtest
-// run` writes run.json; a saved run can be re-rendered at any time with `loadtest report <dir>`.
-package report
+// Package results is a run as data: run.json and the scenario records k6 writes, the summary assembled
+// from them (summary.json's schema, certctl's defects the counters show, the diagnosis), the exit codes
+// and the one verdict rule, and the merging of a scenario's segment records. It renders nothing:
+// internal/report turns a Summary into summary.txt, index.html and Markdown.
+package results
 
 import (
 	"encoding/json"
@@ -163,7 +164,7 @@ type Record struct {
 	// and 429 shapes, certctl's known renewal-info 404s).
 	Counters map[string]float64 `json:"counters,omitempty"`
 	// Segments: the k6 processes that each ran a part of this load (execution segments), when it was
-	// split; the figures above are from their pooled samples (internal/segments).
+	// split; the figures above are from their pooled samples (MergeSegments).
 	Segments []Segment `json:"segments,omitempty"`
 }
 
@@ -181,7 +182,7 @@ type Latency struct {
 // named <scenario>@<segment id>.
 const SegmentsDir = "segments"
 
-// Segment is one k6 process's part of a split load (internal/segments), as its record states it.
+// Segment is one k6 process's part of a split load (MergeSegments), as its record states it.
 type Segment struct {
 	ID           string  `json:"id"`
 	Segment      string  `json:"segment"`
@@ -395,7 +396,7 @@ func pkiTier(rows []Scenario) []PKIRow {
 			}
 		case strings.HasPrefix(sc.Name, "issuance_"):
 			op := "issue (create + agent CSR signed)"
-			if setupValue(r, "issuance_path") == "acme" {
+			if r.SetupValue("issuance_path") == "acme" {
 				op = "issue (a signed ACME order)"
 			}
 			out = append(out, row(op, r.Counters["issued"], r.LatencyMS))
@@ -410,8 +411,8 @@ func pkiTier(rows []Scenario) []PKIRow {
 	return out
 }
 
-// setupValue is one scalar of what a scenario's setup() returned; nil when absent.
-func setupValue(r *Record, key string) any {
+// SetupValue is one scalar of what the scenario's setup() returned; nil when absent.
+func (r *Record) SetupValue(key string) any {
 	var m map[string]any
 	if json.Unmarshal(r.Setup, &m) != nil {
 		return nil
@@ -430,7 +431,7 @@ func findings(rows []Scenario) []string {
 		}
 		if n := r.Counters["finalize_500"]; n > 0 {
 			fix := "ACME_FINALIZE_WORKAROUND=1 adds the rows it assumes, so the rest of the order flow is measured"
-			if setupValue(r, "acme_finalize_workaround") == true {
+			if r.SetupValue("acme_finalize_workaround") == true {
 				fix = "the workaround was applied: this certctl fails even with it"
 			}
 			out = append(out, fmt.Sprintf("%s: ACME finalize answered 500 %.0f times: this certctl cannot store a certificate it signed for ACME (empty owner, team, renewal policy and fingerprint: docs/certctl-findings.md#acme-finalize); %s", sc.Name, n, fix))
@@ -440,7 +441,7 @@ func findings(rows []Scenario) []string {
 		}
 		if n := r.Counters["ocsp_500"]; n > 0 {
 			fix := "OCSP_RESPONDER_WORKAROUND=1 gives it a responder, so OCSP is measured"
-			if setupValue(r, "ocsp_responder_workaround") == true {
+			if r.SetupValue("ocsp_responder_workaround") == true {
 				fix = "the workaround was applied: this certctl fails even with it"
 			}
 			out = append(out, fmt.Sprintf("%s: OCSP answered 500 %.0f times: this certctl's local issuer cannot create its OCSP responder key, so it answers no OCSP request (docs/certctl-findings.md#ocsp-500); %s", sc.Name, n, fix))
@@ -460,6 +461,32 @@ func Load(dir string) (Summary, error) {
 		return Summary{}, fmt.Errorf("run.json: %w", err)
 	}
 	return Assemble(dir, run), nil
+}
+
+// Write writes summary.json into dir, refusing to follow a symbolic link planted in its place.
+func Write(dir string, s Summary) error {
+	b, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return err
+	}
+	return WriteFile(filepath.Join(dir, "summary.json"), append(b, '\n'))
+}
+
+// WriteFile writes a file of the run 0644, refusing to follow a symbolic link planted in its place.
+func WriteFile(path string, b []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_NOFOLLOW, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(b)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		// A cut-off summary would read as a summary: none is better.
+		os.Remove(path)
+	}
+	return err
 }
 
 // Assemble is the summary of run from the scenario records in dir: the run itself need not have been
@@ -576,39 +603,29 @@ func readRecord(path string) (Record, error) {
 	return r, nil
 }
 
-// Write renders summary.json, summary.txt and index.html into dir. index.html comes last: it links
-// the files the directory holds by then, the other two included.
-func Write(dir string, s Summary) error {
-	b, err := json.MarshalIndent(s, "", "  ")
-	if err != nil {
-		return err
+// analyze runs the diagnosis over the run directory's server/ samples, judging the window by the
+// scenarios that failed.
+func analyze(dir string, run Run, rows []Scenario) *diagnosis.Diagnosis {
+	in := diagnosis.Input{Dir: dir, HostCPUs: run.Host.DockerCPUs}
+	if in.HostCPUs == 0 {
+		in.HostCPUs = run.Host.CPUs
 	}
-	if err := writeFile(filepath.Join(dir, "summary.json"), append(b, '\n')); err != nil {
-		return err
+	if run.LoadStartedAt != nil {
+		in.LoadStart = *run.LoadStartedAt
 	}
-	if err := writeFile(filepath.Join(dir, "summary.txt"), []byte(Text(s))); err != nil {
-		return err
+	status := map[string]Scenario{}
+	for _, r := range rows {
+		status[r.Name] = r
 	}
-	page, err := Index(s, regularFiles(dir), ExitMeanings)
-	if err != nil {
-		return err
+	for _, sr := range run.Scenarios {
+		if sr.StartedAt == nil || sr.EndedAt == nil {
+			continue
+		}
+		w := diagnosis.ScenarioWindow{Name: sr.Name, From: *sr.StartedAt, To: *sr.EndedAt, Failed: status[sr.Name].Status != "passed"}
+		if rec := status[sr.Name].Record; rec != nil {
+			w.LatencyMetric = rec.LatencyMetric
+		}
+		in.Scenarios = append(in.Scenarios, w)
 	}
-	return writeFile(filepath.Join(dir, "index.html"), []byte(page))
-}
-
-// writeFile writes a file of the run 0644, refusing to follow a symbolic link planted in its place.
-func writeFile(path string, b []byte) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_NOFOLLOW, 0o644)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(b)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		// A cut-off summary would read as a summary: none is better.
-		os.Remove(path)
-	}
-	return err
+	return diagnosis.Analyze(in)
 }
