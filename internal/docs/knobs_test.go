@@ -4,11 +4,15 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"sort"
 	"strings"
 	"testing"
 
 	"certctl-loadtest/internal/harness"
 	"certctl-loadtest/internal/results"
+
+	"gopkg.in/yaml.v3"
 )
 
 // The registry (harness.Knobs) is the one place a default lives. Every other place that falls back to
@@ -222,4 +226,42 @@ func must[T any](v T, err error) T {
 		panic(err)
 	}
 	return v
+}
+
+// K6Env passes every knob k6 reads by name, but those compose's k6 service sets in its own environment:
+// harness.K6ServiceEnv must name exactly the knobs that environment sets, or a knob reaches k6 twice or
+// not at all.
+func TestK6ServiceEnv(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(repoRoot(t), "docker-compose.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Services map[string]struct {
+			Environment map[string]any `yaml:"environment"`
+		} `yaml:"services"`
+	}
+	if err := yaml.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	var sets []string
+	for name := range doc.Services["k6"].Environment {
+		if k, ok := harness.LookupKnob(name); ok && k.ReadBy("k6") {
+			sets = append(sets, name)
+		}
+	}
+	want := append([]string(nil), harness.K6ServiceEnv...)
+	sort.Strings(sets)
+	sort.Strings(want)
+	if !slices.Equal(sets, want) {
+		t.Errorf("the k6 service sets the knobs %v; harness.K6ServiceEnv says %v", sets, want)
+	}
+	for _, name := range want {
+		if harness.K6Env(name) {
+			t.Errorf("%s is passed by name although the k6 service sets it", name)
+		}
+	}
+	if !harness.K6Env("RATE_LIST_CERTIFICATES") || !harness.K6Env("DEPLOY_STUCK_AFTER") || harness.K6Env("K6_OUT") || harness.K6Env("TIER") {
+		t.Error("K6Env: a k6 knob not passed, or K6_OUT or a harness-only knob passed")
+	}
 }

@@ -87,15 +87,17 @@ func ParseDuration(name, s string) (time.Duration, error) {
 // Harness knobs passed through to k6 by name when set; RATE_<SCENARIO> is checked per scenario.
 var k6Passthrough = []string{"MAX_VUS", "PRE_VUS"}
 
-// K6Env reports whether a variable of the run's environment goes to the k6 containers.
+// K6ServiceEnv are the knobs compose's k6 service sets in its own environment (docker-compose.yml;
+// internal/docs holds the two together): k6 gets them from there, not by name from the harness.
+var K6ServiceEnv = []string{"CERTCTL_URL", "CERTCTL_TOKEN", "RUN_ID", "DURATION", "RESULTS_DIR",
+	"LT_TEAM_ID", "LT_OWNER_ID", "LT_POLICY_ID", "LT_ISSUER_ID", "LT_PROFILE_ID"}
+
+// K6Env reports whether a variable of the run's environment goes to the k6 containers by name: any
+// knob the registry says k6 reads (Knobs), but those the k6 service sets itself and K6_OUT, which the
+// harness turns into k6's --out flags.
 func K6Env(name string) bool {
-	switch name {
-	case "MAX_VUS", "PRE_VUS", "REQUEST_TIMEOUT", "EXPECT_TLS_VERSION", "BATCH_SIZE", "CERTCTL_SCHEDULER_JOB_PROCESSOR_INTERVAL",
-		"CERTCTL_SCHEDULER_RENEWAL_CHECK_INTERVAL", "ACME_FINALIZE_WORKAROUND", "OCSP_RESPONDER_WORKAROUND", "PKI_ISSUANCE_PATH":
-		return true
-	}
-	return strings.HasPrefix(name, "RATE_") || strings.HasPrefix(name, "VUS_") || strings.HasPrefix(name, "CONNECTOR_") || strings.HasPrefix(name, "SPOTCHECK_") ||
-		strings.HasPrefix(name, "DEPLOY_")
+	k, ok := LookupKnob(name)
+	return ok && k.ReadBy("k6") && !slices.Contains(K6ServiceEnv, k.Name) && k.Name != "K6_OUT"
 }
 
 // Load reads the run's configuration. getenv is os.Getenv in production.
@@ -164,47 +166,18 @@ const (
 // FleetRotation is the deploy scenario that brings a fleet of agents and targets (compose profile fleet).
 const FleetRotation = "fleet_rotation"
 
-// loadDeployKnobs checks the deploy tier's knobs that are set and passes them on (k6 reads DEPLOY_*;
-// compose the reload faults and the seed's count).
+// loadDeployKnobs checks the deploy tier's knobs that are set, each by its type in the registry, and
+// passes them on (k6 reads DEPLOY_*; compose the reload faults and the seed's count).
 func (c *Config) loadDeployKnobs(get getter) error {
-	for _, k := range []string{"DEPLOY_CERTS_PER_TARGET", "DEPLOY_MASS_CERTS", "DEPLOY_FLEET_AGENTS", "DEPLOY_FLEET_TARGETS"} {
-		if v := get(k, ""); v != "" {
-			if n, err := strconv.Atoi(v); err != nil || n <= 0 {
-				return fmt.Errorf("%s=%q must be a positive whole number", k, v)
-			}
-			c.Env[k] = v
+	for _, k := range Knobs {
+		if !strings.HasPrefix(k.Name, "DEPLOY_") || k.Name == "DEPLOY_PROBE_URL" {
+			continue
 		}
-	}
-	for _, k := range []string{"DEPLOY_STUCK_AFTER", "DEPLOY_MASS_DEADLINE"} {
-		if v := get(k, ""); v != "" {
-			if _, err := ParseDuration(k, v); err != nil {
+		if v := get(k.Name, ""); v != "" {
+			if err := k.check(v); err != nil {
 				return err
 			}
-			c.Env[k] = v
-		}
-	}
-	for _, k := range []string{"DEPLOY_FLEET_ROTATION_DAYS", "DEPLOY_FLEET_COMPRESSION"} {
-		if v := get(k, ""); v != "" {
-			if f, err := strconv.ParseFloat(v, 64); err != nil || !(f > 0) || math.IsInf(f, 0) {
-				return fmt.Errorf("%s=%q must be a positive number", k, v)
-			}
-			c.Env[k] = v
-		}
-	}
-	for _, k := range []string{"DEPLOY_RELOAD_BROKEN", "DEPLOY_RELOAD_HARD", "DEPLOY_TARGET_VERIFY"} {
-		if v := get(k, ""); v != "" {
-			if v != "0" && v != "1" {
-				return fmt.Errorf("%s=%q: use 1 (on) or 0", k, v)
-			}
-			c.Env[k] = v
-		}
-	}
-	for _, k := range []string{"DEPLOY_RELOAD_DELAY", "DEPLOY_RELOAD_LAG"} {
-		if v := get(k, ""); v != "" {
-			if n, err := strconv.Atoi(v); err != nil || n < 0 {
-				return fmt.Errorf("%s=%q must be a whole number of seconds", k, v)
-			}
-			c.Env[k] = v
+			c.Env[k.Name] = v
 		}
 	}
 	// certctl's defects on the PKI paths (docs/certctl-findings.md#acme-finalize, #ocsp-500): each

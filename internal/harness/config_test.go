@@ -306,3 +306,16 @@ func TestNaturalCompare(t *testing.T) {
 		t.Errorf("sorted %q, want %q", names, want)
 	}
 }
+
+// Every deploy knob is checked by its registry type: a new type without a check is caught here, not
+// on the first run that sets it.
+func TestDeployKnobTypesChecked(t *testing.T) {
+	for _, k := range Knobs {
+		if !strings.HasPrefix(k.Name, "DEPLOY_") || k.Name == "DEPLOY_PROBE_URL" {
+			continue
+		}
+		if err := k.check("x"); err == nil || strings.Contains(err.Error(), "no check of its own") {
+			t.Errorf("%s (%s): %v", k.Name, k.Type, err)
+		}
+	}
+}

@@ -2,7 +2,9 @@ package harness
 
 import (
 	"fmt"
+	"math"
 	"regexp"
+	"strconv"
 	"strings"
 )
 
@@ -26,6 +28,34 @@ type Knob struct {
 
 // PinnedInEnv is the Note of the image knobs: their value is in .env and nowhere else.
 const PinnedInEnv = "pinned in `.env`"
+
+// check is the knob's value checked against its type, for the types whose check is the type alone.
+func (k Knob) check(v string) error {
+	switch k.Type {
+	case "integer":
+		if n, err := strconv.Atoi(v); err != nil || n <= 0 {
+			return fmt.Errorf("%s=%q must be a positive whole number", k.Name, v)
+		}
+	case "duration":
+		_, err := ParseDuration(k.Name, v)
+		return err
+	case "number":
+		if f, err := strconv.ParseFloat(v, 64); err != nil || !(f > 0) || math.IsInf(f, 0) {
+			return fmt.Errorf("%s=%q must be a positive number", k.Name, v)
+		}
+	case "0/1":
+		if v != "0" && v != "1" {
+			return fmt.Errorf("%s=%q: use 1 (on) or 0", k.Name, v)
+		}
+	case "seconds":
+		if n, err := strconv.Atoi(v); err != nil || n < 0 {
+			return fmt.Errorf("%s=%q must be a whole number of seconds", k.Name, v)
+		}
+	default:
+		return fmt.Errorf("%s: the registry's type %q has no check of its own", k.Name, k.Type)
+	}
+	return nil
+}
 
 // ReadBy reports whether reader (k6, compose, …) reads the knob.
 func (k Knob) ReadBy(reader string) bool {

@@ -7,7 +7,6 @@ import (
 	"io"
 	"math"
 	"strings"
-	"sync"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -131,8 +130,8 @@ type liveScenario struct {
 }
 
 // showProgress prints, every PROGRESS_INTERVAL, one line per scenario whose k6 runs, until the
-// returned func is called. mu guards live and the console.
-func (r *Runner) showProgress(ctx context.Context, mu *sync.Mutex, live []liveScenario) (stop func()) {
+// returned func is called.
+func (r *Runner) showProgress(ctx context.Context, st *k6Runs) (stop func()) {
 	interval := r.Cfg.ProgressEvery
 	if interval <= 0 {
 		return func() {}
@@ -142,9 +141,9 @@ func (r *Runner) showProgress(ctx context.Context, mu *sync.Mutex, live []liveSc
 		planned = 0 // each spot check has its own shape
 	}
 	return every(ctx, interval, func(pctx context.Context) {
-		mu.Lock()
-		now := append([]liveScenario(nil), live...)
-		mu.Unlock()
+		st.mu.Lock()
+		now := append([]liveScenario(nil), st.live...)
+		st.mu.Unlock()
 		for i, l := range now {
 			if l.container == "" || l.done {
 				continue
@@ -155,12 +154,13 @@ func (r *Runner) showProgress(ctx context.Context, mu *sync.Mutex, live []liveSc
 			}
 			at := r.Now()
 			p := Progress{Scenario: l.name, Elapsed: at.Sub(l.started), Planned: planned, Now: s, Prev: l.prev, Window: at.Sub(l.prevAt), PerMinute: l.perMinute}
-			mu.Lock()
-			if !live[i].done {
+			st.mu.Lock()
+			done := st.live[i].done
+			st.live[i].prev, st.live[i].prevAt = s, at
+			st.mu.Unlock()
+			if !done {
 				r.logf("%s", p.Line())
 			}
-			live[i].prev, live[i].prevAt = s, at
-			mu.Unlock()
 		}
 	})
 }

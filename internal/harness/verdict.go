@@ -1,0 +1,81 @@
+// The verdict: how the scenarios' k6 processes ended and what they left, made into the run's exit
+// code and its summary.
+
+package harness
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"certctl-loadtest/internal/report"
+	"certctl-loadtest/internal/results"
+)
+
+// collect judges the scenarios by how their k6 processes ended and by the records they left. k6's
+// codes the harness does not document become its own: a killed k6 (137) is a stack fault, and any
+// other code without a record (255 on a full disk) is no results.
+func collect(dir string, runs []results.ScenarioRun) int {
+	for i, sc := range runs {
+		// k6 exits 0 even when handleSummary cannot write its file, and a full disk leaves it empty:
+		// no results is not a pass.
+		ok := recordWritten(filepath.Join(dir, "scenarios", sc.Name+".json"))
+		switch c := sc.ExitCode; {
+		case c == 137:
+			runs[i].ExitCode = results.ExitStackFault
+		case c == results.ExitThresholds || c == results.ExitScriptError || c == results.ExitAborted, c > 128 && c < 160:
+			// k6's own verdicts, and a docker compose run stopped by the harness's signal (an interrupted run)
+		case !ok:
+			runs[i].ExitCode = results.ExitNoResults
+		}
+	}
+	codes := make([]int, len(runs))
+	for i, sc := range runs {
+		codes[i] = sc.ExitCode
+	}
+	return results.Verdict(codes...)
+}
+
+// recordWritten reports whether a scenario record is there and whole (a full disk leaves 0 bytes).
+func recordWritten(path string) bool {
+	b, err := os.ReadFile(path)
+	return err == nil && json.Valid(b)
+}
+
+// writeSummary finishes run.json with the verdict, renders summary.json and summary.txt from the run
+// directory, prints the text and points results/latest at the run. It returns code. The verdict is
+// printed whatever can be written: on a full disk the text on stdout is all that is left.
+func (r *Runner) writeSummary(dir string, run *results.Run, code int, problem string) int {
+	run.EndedAt = r.Now().UTC()
+	run.DurationS = run.EndedAt.Sub(run.StartedAt).Round(time.Millisecond).Seconds()
+	run.ExitCode = code
+	run.Error = problem
+	var failed []string
+	if err := writeJSON(filepath.Join(dir, "run.json"), run); err != nil {
+		failed = append(failed, fmt.Sprintf("run.json (%v)", err))
+	}
+	s := results.Assemble(dir, *run)
+	if err := report.Write(dir, s); err != nil {
+		failed = append(failed, fmt.Sprintf("the summary (%v)", err))
+	}
+	if len(failed) > 0 {
+		// The verdict stands; what is lost is the record of it.
+		msg := fmt.Sprintf("the results could not be written to %s: %s; the summary below is the only copy", dir, strings.Join(failed, "; "))
+		r.logf("%s", msg)
+		s.FailedChecks = append(s.FailedChecks, msg)
+		if s.ExitCode == results.ExitOK {
+			s.ExitCode, code = results.ExitNoResults, results.ExitNoResults
+		}
+		s.Passed = false
+	}
+	fmt.Fprint(r.Stdout, "\n"+report.Text(s))
+	updateLatest(r.Cfg.ResultsDir, r.Cfg.RunID)
+	r.logf("results in %s", dir)
+	if _, err := os.Stat(filepath.Join(dir, "index.html")); err == nil {
+		r.logf("open %s: every scenario's figures, dashboard, record and log", filepath.Join(dir, "index.html"))
+	}
+	return code
+}
