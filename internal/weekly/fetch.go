@@ -108,15 +108,9 @@ func (f Fetcher) Fetch(ctx context.Context, out string) (Index, error) {
 	next := fmt.Sprintf("%s/repos/%s/actions/workflows/%s/runs?%s", strings.TrimSuffix(f.API, "/"), f.Repo, url.PathEscape(f.Workflow), q.Encode())
 	fetched := 0
 	for next != "" && fetched < f.Weeks {
+		// GitHub's runs carry RunRef's fields under the same names; what the fetch adds is not in them.
 		var page struct {
-			Runs []struct {
-				ID         int64     `json:"id"`
-				Number     int       `json:"run_number"`
-				CreatedAt  time.Time `json:"created_at"`
-				HeadSHA    string    `json:"head_sha"`
-				Conclusion string    `json:"conclusion"`
-				URL        string    `json:"html_url"`
-			} `json:"workflow_runs"`
+			Runs []RunRef `json:"workflow_runs"`
 		}
 		link, err := f.getJSON(ctx, next, &page)
 		if err != nil {
@@ -127,7 +121,7 @@ func (f Fetcher) Fetch(ctx context.Context, out string) (Index, error) {
 			if r.ID == f.Exclude || fetched >= f.Weeks {
 				continue
 			}
-			ref := RunRef{ID: r.ID, Number: r.Number, CreatedAt: r.CreatedAt, HeadSHA: r.HeadSHA, Conclusion: r.Conclusion, URL: r.URL}
+			ref := r
 			if err := f.fetchRun(ctx, out, &ref); err != nil {
 				ref.Skipped = err.Error()
 				fmt.Fprintf(f.Log, "weekly: run #%d (%s) left out: %v\n", r.Number, r.CreatedAt.Format("2006-01-02"), err)
