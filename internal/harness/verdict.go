@@ -22,8 +22,12 @@ func collect(dir string, runs []results.ScenarioRun) int {
 	for i, sc := range runs {
 		// k6 exits 0 even when handleSummary cannot write its file, and a full disk leaves it empty:
 		// no results is not a pass.
-		ok := recordWritten(filepath.Join(dir, "scenarios", sc.Name+".json"))
+		rec := filepath.Join(dir, "scenarios", sc.Name+".json")
+		ok := recordWritten(rec)
 		switch c := sc.ExitCode; {
+		case c == 0 && ok && !thresholdsHeld(rec):
+			// k6 held a threshold over no sample; the record (summary.js) does not.
+			runs[i].ExitCode = results.ExitThresholds
 		case c == 137:
 			runs[i].ExitCode = results.ExitStackFault
 		case c == results.ExitThresholds || c == results.ExitScriptError || c == results.ExitAborted, c > 128 && c < 160:
@@ -37,6 +41,15 @@ func collect(dir string, runs []results.ScenarioRun) int {
 		codes[i] = sc.ExitCode
 	}
 	return results.Verdict(codes...)
+}
+
+// thresholdsHeld is the record's own verdict on its thresholds.
+func thresholdsHeld(path string) bool {
+	var r struct {
+		OK bool `json:"thresholds_ok"`
+	}
+	b, err := os.ReadFile(path)
+	return err == nil && json.Unmarshal(b, &r) == nil && r.OK
 }
 
 // recordWritten reports whether a scenario record is there and whole (a full disk leaves 0 bytes).

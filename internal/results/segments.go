@@ -405,8 +405,8 @@ func thresholds(recs []record, pl pool, runS float64) ([]Threshold, bool) {
 		switch {
 		case err != nil || len(vals) == 0:
 			// No sample in any segment (or an expression this merge cannot read): each k6 judged it
-			// alone on the same nothing, so their verdicts stand.
-			r.OK = true
+			// alone on the same nothing, so their verdicts stand, a trend's or a rate's no sample too.
+			r.OK, r.NoSample = true, err == nil
 			sum, counted := 0.0, err == nil && agg == "count"
 			for _, rec := range recs {
 				if i >= len(rec.fields.Thresholds) {
@@ -417,6 +417,7 @@ func thresholds(recs []record, pl pool, runS float64) ([]Threshold, bool) {
 				if !rt.OK {
 					r.OK = false
 				}
+				r.NoSample = r.NoSample && rt.NoSample
 				if rt.Value == nil {
 					counted = false
 				} else {

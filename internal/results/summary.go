@@ -202,10 +202,16 @@ type Threshold struct {
 	// kept.
 	Aggregate string   `json:"aggregate,omitempty"`
 	Value     *float64 `json:"value,omitempty"`
+	// NoSample: a trend or rate threshold whose metric had no sample. k6 holds it; the record does not
+	// (OK is false): a p(95) over nothing is no evidence of speed.
+	NoSample bool `json:"no_sample,omitempty"`
 }
 
 // Measured is the value beside its aggregate, "p(95)=910.2", or "" when the record has none.
 func (t Threshold) Measured() string {
+	if t.NoSample {
+		return "no sample"
+	}
 	if t.Value == nil {
 		return ""
 	}

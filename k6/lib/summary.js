@@ -44,16 +44,28 @@ export function latencyOf(v) {
 }
 
 // Every threshold of the run, with its expression, the value it judged and its verdict, in a stable
-// order. value is absent when the metric had no sample (the threshold judged nothing).
+// order. value is absent when the metric had no sample (the threshold judged nothing). A trend or a
+// rate with no sample has no percentile or rate to judge: k6 reports its threshold as held (a p(95)
+// of 0 ms when no ACME order succeeded), the record says no_sample and does not pass it. A counter
+// with no sample counted nothing, which its threshold judges (no iteration dropped is count 0).
 export function thresholdResults(data) {
   const out = [];
   for (const name of Object.keys(data.metrics).sort()) {
-    const t = data.metrics[name].thresholds;
+    const m = data.metrics[name];
+    const t = m.thresholds;
     if (!t) continue;
+    const values = m.values || {};
+    const empty = (m.type === 'trend' && !(values.count > 0)) ||
+      (m.type === 'rate' && !((values.passes || 0) + (values.fails || 0) > 0));
     for (const expr of Object.keys(t).sort()) {
       const r = { metric: name, expression: expr, ok: t[expr].ok === true };
+      if (empty) {
+        Object.assign(r, { ok: false, no_sample: true });
+        out.push(r);
+        continue;
+      }
       const agg = thresholdAggregate(expr);
-      const v = thresholdValue(data.metrics[name].values || {}, expr);
+      const v = thresholdValue(values, expr);
       if (v !== null) Object.assign(r, { aggregate: agg, value: round(v, 3) });
       out.push(r);
     }

@@ -175,6 +175,16 @@ function testSummary() {
   const down = fakeData();
   delete down.metrics['http_req_duration{expected_response:true,scenario:s}'];
   truthy('every request failed: no latency to print', /no successful request to time/.test(renderLine(scenarioRecord(down, spec, k6scenario, { durationSeconds: 30 }))));
+  // k6 holds a threshold over no sample (a p(95) of 0 ms when nothing succeeded); the record does not.
+  const none = fakeData();
+  none.metrics['acme_order_ms{scenario:s}'] = { type: 'trend', values: { avg: 0, min: 0, med: 0, 'p(95)': 0, max: 0, count: 0 }, thresholds: { 'p(95)<2000': { ok: true } } };
+  none.metrics['acme_order_ok{scenario:s}'] = { type: 'rate', values: { rate: 0, passes: 0, fails: 0 }, thresholds: { 'rate>0.99': { ok: true } } };
+  none.metrics['acme_finalize_500{scenario:s}'] = { type: 'counter', values: { count: 0, rate: 0 }, thresholds: { 'count==0': { ok: true } } };
+  const judged = Object.fromEntries(thresholdResults(none).map((t) => [t.metric, t]));
+  eq('a trend with no sample: no_sample, not held', [judged['acme_order_ms{scenario:s}'].ok, judged['acme_order_ms{scenario:s}'].no_sample, judged['acme_order_ms{scenario:s}'].value], [false, true, undefined]);
+  eq('a rate with no sample: no_sample, not held', [judged['acme_order_ok{scenario:s}'].ok, judged['acme_order_ok{scenario:s}'].no_sample], [false, true]);
+  eq('a counter with no sample counted nothing: judged', [judged['acme_finalize_500{scenario:s}'].ok, judged['acme_finalize_500{scenario:s}'].no_sample], [true, undefined]);
+  eq('a record with a threshold over no sample does not pass', scenarioRecord(none, spec, k6scenario, { durationSeconds: 30 }).thresholds_ok, false);
 }
 
 function testARI() {
