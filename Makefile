@@ -41,7 +41,7 @@ help: ## List the targets and the common knobs
 loadtest: $(LOADTEST) ## API + connector tiers against certctl (CERTCTL_IMAGE, or the build in CERTCTL_DIST); results in results/latest
 	@LOADTEST_GOAL=$@ $(LOADTEST) run || { code=$$?; echo "make: loadtest exited $$code (the loadtest line above says why, and which run)" >&2; exit $$code; }
 
-loadtest-acme: $(LOADTEST) ## The ACME tier (directory, nonce, renewal-info) against certctl; TIER=all runs every tier but scale, limiter and deploy
+loadtest-acme: $(LOADTEST) ## The ACME tier (directory, nonce, renewal-info) against certctl; TIER=all runs every tier but deploy, limiter, pki and scale
 	@LOADTEST_GOAL=$@ TIER=acme $(LOADTEST) run || { code=$$?; echo "make: $@ exited $$code" >&2; exit $$code; }
 
 loadtest-limiter: $(LOADTEST) ## The limiter tier alone, certctl's rate limiter on: are excess ACME requests answered in RFC 8555's shape?
@@ -61,7 +61,7 @@ loadtest-scale: $(LOADTEST) ## Every scale scenario (SCENARIOS=a,b: those) in tu
 loadtest-scale-scenarios: ## The scale tier's scenarios (k6/scale/*.js), one per line
 	@printf '%s\n' $(sort $(basename $(notdir $(wildcard k6/scale/*.js))))
 
-loadtest-scale-bulk: $(LOADTEST) ## Scale: bulk renewal over the seeded certificates (SEED_BULK_CERTS, default 10000)
+loadtest-scale-bulk: $(LOADTEST) ## Scale: bulk renewal over the seeded certificates (SEED_BULK_CERTS; unset: one pass's worth, docs/scale.md#seeds)
 	@LOADTEST_GOAL=$@ TIER=scale SCENARIOS=bulk_renewal $(LOADTEST) run || { code=$$?; echo "make: $@ exited $$code" >&2; exit $$code; }
 
 loadtest-scale-acme: $(LOADTEST) ## Scale: ACME burst, 200 VUs on directory, new-nonce and renewal-info

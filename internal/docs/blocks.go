@@ -28,7 +28,7 @@ func CleanEnv(environ []string) []string {
 
 // Documents carrying generated blocks. k6/lib/knobs.js and the Makefile carry theirs inside comments.
 var Documents = []string{"README.md", "docs/configuration.md", "docs/scale.md", "docs/performance-baselines.md",
-	"seed/README.md", "k6/lib/knobs.js", "Makefile"}
+	"docs/methodology.md", "seed/README.md", "k6/lib/knobs.js", "Makefile"}
 
 // Blocks renders every generated block by name.
 func Blocks(root string, inspect Inspector) (map[string]string, error) {
@@ -52,7 +52,24 @@ func Blocks(root string, inspect Inspector) (map[string]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	executors, err := ExecutorTable(rows)
+	if err != nil {
+		return nil, err
+	}
+	tiers, err := TierTable(root)
+	if err != nil {
+		return nil, err
+	}
+	scaleSeed, err := ScaleSeedTable(rows)
+	if err != nil {
+		return nil, err
+	}
+	ports, err := PortTable(root)
+	if err != nil {
+		return nil, err
+	}
 	return map[string]string{
+		"executors": executors, "tiers": tiers, "scale-seed": scaleSeed, "ports": ports,
 		"scenarios": ScenarioTable(rows), "baselines": baselines, "spotchecks": spotchecks,
 		"configuration": ConfigTable(harness.Knobs, pins), "common-knobs": CommonKnobTable(harness.Knobs, pins),
 		"make-knobs": MakeKnobs(harness.Knobs, pins), "k6-knobs": K6Defaults(harness.Knobs),

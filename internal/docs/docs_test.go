@@ -82,6 +82,7 @@ func TestEveryKnobIsDocumented(t *testing.T) {
 		"internal/harness/*.go": regexp.MustCompile(`get\("([A-Z][A-Z0-9_]+)",`),
 		"docker-compose.yml":    regexp.MustCompile(`\$\{([A-Z][A-Z0-9_]+)`),
 		"compose.external.yml":  regexp.MustCompile(`\$\{([A-Z][A-Z0-9_]+)`),
+		"compose.*.yml":         regexp.MustCompile(`\$\{([A-Z][A-Z0-9_]+)`),
 	}
 	for glob, re := range reads {
 		files, _ := filepath.Glob(filepath.Join(root, glob))

@@ -92,7 +92,7 @@ func TestKnobDefaultsAgree(t *testing.T) {
 
 	// docker-compose.yml: ${NAME:-fallback}. An empty fallback passes "unset" on, which is no default.
 	composeRE := regexp.MustCompile(`\$\{([A-Z][A-Z0-9_]*):-([^}$]*)\}`)
-	for _, file := range []string{"docker-compose.yml", "compose.external.yml"} {
+	for _, file := range []string{"docker-compose.yml", "compose.external.yml", "compose.observability.yml"} {
 		for _, m := range composeRE.FindAllStringSubmatch(read(file), -1) {
 			if _, ok := harness.LookupKnob(m[1]); !ok {
 				continue // set for the containers, not a knob (RUN_DIR)

@@ -1,0 +1,301 @@
+package docs
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"certctl-loadtest/internal/harness"
+)
+
+// Facts the prose used to restate by hand and got wrong as the code moved on (issue 29): which tiers
+// there are and how TIER and the runner treat them, which executor each scenario uses, how large the
+// scale seed is, and which ports the compose files publish. Each is rendered from the code here.
+
+// executorModels says what each k6 executor the scenarios use measures. A scenario with an executor
+// not listed here stops `make docs`: its model has to be explained before it is published.
+var executorModels = map[string]string{
+	"constant-arrival-rate": "open model: iterations start on a schedule whatever the server does; one that finds no free VU is dropped and counted (`dropped_iterations`)",
+	"constant-vus":          "closed loop: each VU starts its next iteration when the last one ends, so the load slows down with the server; nothing can be dropped",
+	"per-vu-iterations":     "an event: each VU runs its iterations once (a mass rotation, a scheduled scan), bounded by the scenario's duration",
+}
+
+// ExecutorTable renders which scenarios use which executor (docs/methodology.md).
+func ExecutorTable(rows []Row) (string, error) {
+	byExec := map[string][]string{}
+	for _, r := range rows {
+		if _, ok := executorModels[r.Executor]; !ok {
+			return "", fmt.Errorf("%s uses k6's %s executor, which docs.executorModels does not explain", r.Script, r.Executor)
+		}
+		byExec[r.Executor] = append(byExec[r.Executor], "`"+r.Scenario+"`")
+	}
+	execs := make([]string, 0, len(byExec))
+	for e := range byExec {
+		execs = append(execs, e)
+	}
+	// The most used first: the model the harness is built on, then the exceptions.
+	sort.Slice(execs, func(i, j int) bool {
+		if len(byExec[execs[i]]) != len(byExec[execs[j]]) {
+			return len(byExec[execs[i]]) > len(byExec[execs[j]])
+		}
+		return execs[i] < execs[j]
+	})
+	var b strings.Builder
+	b.WriteString("| executor | what it measures | scenarios |\n|---|---|---|\n")
+	for _, e := range execs {
+		fmt.Fprintf(&b, "| `%s` | %s | %s |\n", e, executorModels[e], strings.Join(byExec[e], ", "))
+	}
+	return b.String(), nil
+}
+
+// makeRunRE finds the Makefile targets that run whole tiers: `target: … \n\t@LOADTEST_GOAL=$@ [TIER=t ]$(LOADTEST) run`.
+// A target that also sets SCENARIOS runs part of a tier and is not matched.
+var makeRunRE = regexp.MustCompile(`(?m)^([a-z0-9-]+):[^\n]*\n\t@LOADTEST_GOAL=\$@ (?:TIER=([a-z]+) )?\$\(LOADTEST\) run\b`)
+
+// TierTargets maps each tier to the make targets that run it whole, read from the Makefile.
+func TierTargets(root string) (map[string][]string, error) {
+	raw, err := os.ReadFile(filepath.Join(root, "Makefile"))
+	if err != nil {
+		return nil, err
+	}
+	out := map[string][]string{}
+	for _, m := range makeRunRE.FindAllStringSubmatch(string(raw), -1) {
+		tiers := []string{m[2]}
+		if m[2] == "" {
+			tiers = harness.DefaultTiers()
+		}
+		for _, t := range tiers {
+			out[t] = append(out[t], "`make "+m[1]+"`")
+		}
+	}
+	return out, nil
+}
+
+// TierTable renders every tier (a folder of k6/) with its scenarios, whether TIER=default and TIER=all
+// take it, how its scenarios share stacks, and the make targets that run it (README.md, docs/scale.md).
+func TierTable(root string) (string, error) {
+	tiers, err := harness.DiscoverTiers(root)
+	if err != nil {
+		return "", err
+	}
+	targets, err := TierTargets(root)
+	if err != nil {
+		return "", err
+	}
+	names := make([]string, 0, len(tiers))
+	for t := range tiers {
+		names = append(names, t)
+	}
+	sort.Slice(names, func(i, j int) bool { return tierOrder(names[i])+names[i] < tierOrder(names[j])+names[j] })
+	yes := func(b bool) string {
+		if b {
+			return "yes"
+		}
+		return "no"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d tiers, one folder of `k6/` each:\n\n", len(names))
+	b.WriteString("| tier | scenarios | in `TIER=default` | in `TIER=all` | stacks | make target |\n|---|---|---|---|---|---|\n")
+	for _, t := range names {
+		var scs []string
+		for _, s := range tiers[t] {
+			scs = append(scs, "`"+s.Name+"`")
+		}
+		stacks := "one, all scenarios at once"
+		if harness.OwnStackEach(t) {
+			stacks = "one per scenario, one after another"
+		}
+		if t == harness.LimiterTier {
+			stacks = "one, all scenarios at once; certctl's rate limiter on, so no other tier with it"
+		}
+		target := strings.Join(targets[t], ", ")
+		if target == "" {
+			target = "`make loadtest TIER=" + t + "`"
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s | %s |\n", t, strings.Join(scs, ", "),
+			yes(slices.Contains(harness.DefaultTiers(), t)), yes(!slices.Contains(harness.AllExcluded(), t)), stacks, target)
+	}
+	return b.String(), nil
+}
+
+// AllMeaning is what TIER=all selects, in words: "every tier but deploy, limiter, pki and scale".
+func AllMeaning() string {
+	return "every tier but " + andList(harness.AllExcluded())
+}
+
+func andList(xs []string) string {
+	if len(xs) < 2 {
+		return strings.Join(xs, "")
+	}
+	return strings.Join(xs[:len(xs)-1], ", ") + " and " + xs[len(xs)-1]
+}
+
+// BulkSeedAtDefaults is the bulk-renewal seed of a run with bulk_renewal at the defaults, worked out
+// from the script as k6 resolves it (rate, time unit) and the registry (DURATION, BATCH_SIZE,
+// SEED_BULK_CERTS), and checked against the harness's own sizing (harness.BulkPool), whose rate and
+// batch are constants: a drift between them and the script stops `make docs`.
+func BulkSeedAtDefaults(rows []Row) (n int, formula string, err error) {
+	var row *Row
+	for i := range rows {
+		if rows[i].Scenario == "bulk_renewal" {
+			row = &rows[i]
+		}
+	}
+	if row == nil {
+		return 0, "", fmt.Errorf("no bulk_renewal scenario: the scale seed's size has nothing to be worked out from")
+	}
+	dur, err := time.ParseDuration(harness.KnobDefault("DURATION"))
+	if err != nil {
+		return 0, "", err
+	}
+	unit, err := time.ParseDuration(row.TimeUnit)
+	if err != nil || unit <= 0 {
+		return 0, "", fmt.Errorf("%s: time unit %q: %v", row.Script, row.TimeUnit, err)
+	}
+	batch, _ := strconv.Atoi(harness.KnobDefault("BATCH_SIZE"))
+	floor, _ := strconv.Atoi(harness.KnobDefault("SEED_BULK_CERTS"))
+	// k6 starts an arrival-rate scenario's first iteration at 0 s: rate × duration + 1 in all.
+	n = (int(math.Ceil(row.Rate*dur.Seconds()/unit.Seconds())) + 1) * batch
+	n = max(n, floor)
+	if h := harness.BulkPool(nil, dur); h != strconv.Itoa(n) {
+		return 0, "", fmt.Errorf("harness.BulkPool sizes the bulk-renewal seed %s at the defaults, %s (%g per %s) and BATCH_SIZE %d give %d: the rate or batch in internal/harness's bulkPool has drifted from the script",
+			h, row.Script, row.Rate, row.TimeUnit, batch, n)
+	}
+	formula = fmt.Sprintf("(%g per %s × `DURATION` %s + 1) × `BATCH_SIZE` %d", row.Rate, row.TimeUnit, shortDuration(dur.String()), batch)
+	return n, formula, nil
+}
+
+// ScaleSeedTable renders the scale seeder's fixtures and how many rows each writes (README.md,
+// docs/scale.md, seed/README.md).
+func ScaleSeedTable(rows []Row) (string, error) {
+	bulk, formula, err := BulkSeedAtDefaults(rows)
+	if err != nil {
+		return "", err
+	}
+	certs, _ := strconv.Atoi(harness.KnobDefault("SEED_BULK_CERTS"))
+	agents, _ := strconv.Atoi(harness.KnobDefault("SEED_AGENTS"))
+	var b strings.Builder
+	b.WriteString("| scale seed | rows | how many by default |\n|---|---|---|\n")
+	fmt.Fprintf(&b, "| [`01_bulk_renewal_certs.sql`](/seed/01_bulk_renewal_certs.sql) | `SEED_BULK_CERTS` certificates, `Active`, expiring over the next 30 days | %s; **%s** in a run with `bulk_renewal` (`SEED_BULK_CERTS` unset): one pass without revisiting a certificate, %s |\n",
+		thousands(certs), thousands(bulk), formula)
+	fmt.Fprintf(&b, "| [`02_agent_fleet.sql`](/seed/02_agent_fleet.sql) | `SEED_AGENTS` agents, `Online` | %s |\n", thousands(agents))
+	return b.String(), nil
+}
+
+// thousands writes n with a comma every three digits, as the prose does: 75,050.
+func thousands(n int) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
+// Overlays are the compose files besides docker-compose.yml, and when the harness uses each
+// (internal/harness/compose.go).
+var Overlays = map[string]string{
+	"compose.observability.yml": "with `OBSERVABILITY=true`, beside `docker-compose.yml`",
+	"compose.external.yml":      "with `TARGET=external`, instead of `docker-compose.yml`",
+}
+
+type composeFile struct {
+	Services map[string]struct {
+		Profiles []string `yaml:"profiles"`
+		Ports    []any    `yaml:"ports"`
+	} `yaml:"services"`
+}
+
+// portRE is the short port syntax the compose files use: [address:]host:container, the host port
+// either a number or ${VARIABLE:-default}.
+var portRE = regexp.MustCompile(`^(?:([0-9.]+):)?(?:\$\{([A-Z][A-Z0-9_]*):-(\d+)\}|(\d+)):(\d+)$`)
+
+// PublishedPort is one port a compose service publishes on the host.
+type PublishedPort struct {
+	File, Service, Profiles string
+	Address, Variable       string
+	Host, Container         string
+}
+
+// PublishedPorts reads every compose file of the repository (docker-compose.yml, compose.*.yml).
+func PublishedPorts(root string) (files []string, ports []PublishedPort, err error) {
+	overlays, _ := filepath.Glob(filepath.Join(root, "compose.*.yml"))
+	sort.Strings(overlays)
+	for _, f := range append([]string{filepath.Join(root, "docker-compose.yml")}, overlays...) {
+		name := filepath.Base(f)
+		if _, ok := Overlays[name]; !ok && name != "docker-compose.yml" {
+			return nil, nil, fmt.Errorf("%s: docs.Overlays does not say when the harness uses it", name)
+		}
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			return nil, nil, err
+		}
+		var c composeFile
+		if err := yaml.Unmarshal(raw, &c); err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", name, err)
+		}
+		files = append(files, name)
+		services := make([]string, 0, len(c.Services))
+		for s := range c.Services {
+			services = append(services, s)
+		}
+		sort.Strings(services)
+		for _, s := range services {
+			for _, p := range c.Services[s].Ports {
+				str, ok := p.(string)
+				m := portRE.FindStringSubmatch(str)
+				if !ok || m == nil {
+					return nil, nil, fmt.Errorf("%s: service %s publishes %v, a form docs.PublishedPorts does not read", name, s, p)
+				}
+				host := m[3] + m[4]
+				addr := m[1]
+				if addr == "" {
+					addr = "0.0.0.0" // compose's default: every interface
+				}
+				ports = append(ports, PublishedPort{File: name, Service: s, Profiles: strings.Join(c.Services[s].Profiles, ", "),
+					Address: addr, Variable: m[2], Host: host, Container: m[5]})
+			}
+		}
+	}
+	return files, ports, nil
+}
+
+// PortTable renders which compose file publishes which port, and the setting that brings the file in.
+func PortTable(root string) (string, error) {
+	files, ports, err := PublishedPorts(root)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	b.WriteString("| compose file | used | service (profile) | published on the host | container port |\n|---|---|---|---|---|\n")
+	for _, f := range files {
+		by := Overlays[f]
+		if f == "docker-compose.yml" {
+			by = "every run on the harness's stack"
+		}
+		n := 0
+		for _, p := range ports {
+			if p.File != f {
+				continue
+			}
+			n++
+			host := "`" + p.Address + ":" + p.Host + "`"
+			if p.Variable != "" {
+				host += " (`" + p.Variable + "`)"
+			}
+			fmt.Fprintf(&b, "| [`%s`](/%s) | %s | `%s` (`%s`) | %s | %s |\n", f, f, by, p.Service, p.Profiles, host, p.Container)
+		}
+		if n == 0 {
+			fmt.Fprintf(&b, "| [`%s`](/%s) | %s | none | none | |\n", f, f, by)
+		}
+	}
+	return b.String(), nil
+}
