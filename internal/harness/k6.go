@@ -144,7 +144,7 @@ func (st *k6Runs) started(i, slot int, l liveScenario) {
 
 // ended records a k6 process's end: a scenario ended when its last segment did; a segment's code
 // waits for the merge.
-func (st *k6Runs) ended(i int, segment string, code int, at time.Time) {
+func (st *k6Runs) ended(i, slot int, segment string, code int, at time.Time) RequestFailures {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if st.runs[i].EndedAt == nil || at.After(*st.runs[i].EndedAt) {
@@ -155,6 +155,17 @@ func (st *k6Runs) ended(i int, segment string, code int, at time.Time) {
 	} else {
 		st.codes[i][segment] = code
 	}
+	return st.live[slot].failures
+}
+
+// failed counts one request of a k6 process that got no answer.
+func (st *k6Runs) failed(slot int, kind string) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.live[slot].failures == nil {
+		st.live[slot].failures = RequestFailures{}
+	}
+	st.live[slot].failures[kind]++
 }
 
 func (st *k6Runs) stopped(slot int) {
@@ -171,8 +182,9 @@ func (r *Runner) runK6(ctx context.Context, compose Compose, dir string, st *k6R
 		w = &prefixWriter{prefix: "[" + p.segment + "] ", out: w, mu: &sync.Mutex{}}
 	}
 	pw := &prefixWriter{prefix: "[" + p.name + "] ", out: r.Stderr, mu: &r.console}
-	out := io.MultiWriter(w, pw)
-	st.started(i, slot, liveScenario{name: p.name, container: p.container, perMinute: p.scenario.Tier == "connector", started: r.Now().UTC()})
+	console := &failureFilter{out: pw, count: func(kind string) { st.failed(slot, kind) }}
+	out := io.MultiWriter(w, console)
+	st.started(i, slot, liveScenario{name: p.name, container: p.container, perMinute: p.scenario.Tier == "connector", started: r.Now().UTC(), failures: RequestFailures{}})
 	code, err := compose.Run(ctx, out, out, r.k6Args(dir, p)...)
 	st.stopped(slot)
 	if ctx.Err() != nil {
@@ -180,6 +192,7 @@ func (r *Runner) runK6(ctx context.Context, compose Compose, dir string, st *k6R
 		r.awaitK6(p.container)
 	}
 	ended := r.Now().UTC()
+	console.Flush()
 	pw.Flush()
 	if f, ok := w.(*prefixWriter); ok {
 		f.Flush()
@@ -187,7 +200,11 @@ func (r *Runner) runK6(ctx context.Context, compose Compose, dir string, st *k6R
 	if err != nil && code == 0 {
 		code = results.ExitEnvironment
 	}
-	st.ended(i, p.segment, code, ended)
+	failures := st.ended(i, slot, p.segment, code, ended)
+	if f := failures.String(); f != "" {
+		r.logf("scenario %s: k6 exited %d; requests with no answer: %s (each in %s)", p.name, code, f, filepath.Join("logs", p.scenario.Name+".log"))
+		return
+	}
 	r.logf("scenario %s: k6 exited %d", p.name, code)
 }
 

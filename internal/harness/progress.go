@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"strings"
 	"time"
@@ -52,6 +53,9 @@ type Progress struct {
 	Window   time.Duration
 	// PerMinute: the scenario's rate is set per minute (the connector tier), so its line says so too.
 	PerMinute bool
+	// Failures are the requests that got no answer so far, by kind, from k6's warnings (kept out of the
+	// console: the scenario's log has each).
+	Failures RequestFailures
 }
 
 // Line renders the progress line: elapsed against planned, the rate achieved, dropped iterations,
@@ -91,6 +95,9 @@ func (p Progress) Line() string {
 		}
 		fmt.Fprintf(&b, "  p95 %s ms", ms1(p95))
 	}
+	if f := p.Failures.String(); f != "" {
+		fmt.Fprintf(&b, "  no answer: %s", f)
+	}
 	return b.String()
 }
 
@@ -127,6 +134,7 @@ type liveScenario struct {
 	done            bool
 	prev            Stats
 	prevAt          time.Time
+	failures        RequestFailures
 }
 
 // showProgress prints, every PROGRESS_INTERVAL, one line per scenario whose k6 runs, until the
@@ -143,6 +151,9 @@ func (r *Runner) showProgress(ctx context.Context, st *k6Runs) (stop func()) {
 	return every(ctx, interval, func(pctx context.Context) {
 		st.mu.Lock()
 		now := append([]liveScenario(nil), st.live...)
+		for i := range now {
+			now[i].failures = maps.Clone(now[i].failures)
+		}
 		st.mu.Unlock()
 		for i, l := range now {
 			if l.container == "" || l.done {
@@ -153,7 +164,7 @@ func (r *Runner) showProgress(ctx context.Context, st *k6Runs) (stop func()) {
 				continue
 			}
 			at := r.Now()
-			p := Progress{Scenario: l.name, Elapsed: at.Sub(l.started), Planned: planned, Now: s, Prev: l.prev, Window: at.Sub(l.prevAt), PerMinute: l.perMinute}
+			p := Progress{Scenario: l.name, Elapsed: at.Sub(l.started), Planned: planned, Now: s, Prev: l.prev, Window: at.Sub(l.prevAt), PerMinute: l.perMinute, Failures: l.failures}
 			st.mu.Lock()
 			done := st.live[i].done
 			st.live[i].prev, st.live[i].prevAt = s, at

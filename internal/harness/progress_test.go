@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"bytes"
 	"context"
 	"flag"
 	"os"
@@ -85,5 +86,27 @@ func TestEveryStops(t *testing.T) {
 	time.Sleep(10 * time.Millisecond)
 	if after == 0 || n.Load() != after {
 		t.Errorf("calls: %d before stop, %d after", after, n.Load())
+	}
+}
+
+// k6's per-request warnings stay in the scenario's log; the console gets their count by kind.
+func TestRequestFailuresCounted(t *testing.T) {
+	var console bytes.Buffer
+	got := RequestFailures{}
+	f := &failureFilter{out: &console, count: func(k string) { got[k]++ }}
+	f.Write([]byte(`time="2026-11-27T12:00:00Z" level=warning msg="Request Failed" error="Get \"https://certctl-server:8443/api/v1/certificates\": request timeout"` + "\n" +
+		`time="2026-11-27T12:00:00Z" level=warning msg="Request Failed" error="Post \"https://certctl-server:8443/api/v1/certificates\": dial tcp 172.18.0.3:8443: connect: connection refused"` + "\n" +
+		"list_certificates: 499 requests\n" +
+		`time="2026-11-27T12:00:01Z" level=warning msg="Request Failed" error="Get \"https://x/\": request timeout"`))
+	f.Flush()
+	if console.String() != "list_certificates: 499 requests\n" {
+		t.Errorf("console: %q", console.String())
+	}
+	if got.String() != "2 timeout, 1 refused" {
+		t.Errorf("counts: %q", got.String())
+	}
+	line := Progress{Scenario: "list_certificates", Elapsed: time.Minute, Now: Stats{"iterations": {"count": 10, "rate": 1}}, Failures: got}.Line()
+	if !strings.HasSuffix(line, "  no answer: 2 timeout, 1 refused") {
+		t.Errorf("progress line %q", line)
 	}
 }

@@ -1,0 +1,92 @@
+package harness
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"regexp"
+	"sort"
+	"strings"
+)
+
+// RequestFailures counts k6's per-request warnings ("Request Failed") by kind. When certctl slows down
+// k6 prints one per request that got no answer, thousands in a run, and the progress lines drown: the
+// scenario's log keeps every one, the console a count.
+type RequestFailures map[string]int
+
+// requestFailedRE matches k6's warning for a request that got no response, and its error's text.
+var requestFailedRE = regexp.MustCompile(`level=warning msg="Request Failed" error="((?:[^"\\]|\\.)*)"`)
+
+// FailureKind names why a request got no answer from the text of k6's error.
+func FailureKind(err string) string {
+	e := strings.ToLower(err)
+	switch {
+	case strings.Contains(e, "timeout") || strings.Contains(e, "deadline exceeded"):
+		return "timeout"
+	case strings.Contains(e, "connection refused"):
+		return "refused"
+	case strings.Contains(e, "connection reset") || strings.Contains(e, "broken pipe") || strings.Contains(e, "eof"):
+		return "reset"
+	case strings.Contains(e, "no such host") || strings.Contains(e, "lookup "):
+		return "dns"
+	case strings.Contains(e, "tls") || strings.Contains(e, "x509") || strings.Contains(e, "certificate"):
+		return "tls"
+	default:
+		return "other"
+	}
+}
+
+// String is the counts, most first: "2700 timeout, 45 refused"; "" for none.
+func (f RequestFailures) String() string {
+	kinds := make([]string, 0, len(f))
+	for k := range f {
+		kinds = append(kinds, k)
+	}
+	sort.Slice(kinds, func(i, j int) bool {
+		if f[kinds[i]] != f[kinds[j]] {
+			return f[kinds[i]] > f[kinds[j]]
+		}
+		return kinds[i] < kinds[j]
+	})
+	parts := make([]string, len(kinds))
+	for i, k := range kinds {
+		parts[i] = fmt.Sprintf("%d %s", f[k], k)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// failureFilter passes k6's output on line by line, but for its request-failure warnings, which it
+// counts instead.
+type failureFilter struct {
+	out   io.Writer
+	count func(kind string)
+	buf   []byte
+}
+
+func (f *failureFilter) Write(b []byte) (int, error) {
+	f.buf = append(f.buf, b...)
+	for {
+		i := bytes.IndexByte(f.buf, '\n')
+		if i < 0 {
+			return len(b), nil
+		}
+		f.line(f.buf[:i+1])
+		f.buf = f.buf[i+1:]
+	}
+}
+
+func (f *failureFilter) line(l []byte) {
+	if m := requestFailedRE.FindSubmatch(l); m != nil {
+		f.count(FailureKind(string(m[1])))
+		return
+	}
+	f.out.Write(l)
+}
+
+// Flush passes on what is left of a last line without its newline.
+func (f *failureFilter) Flush() {
+	if len(f.buf) > 0 {
+		f.line(f.buf)
+		f.buf = nil
+	}
+}
