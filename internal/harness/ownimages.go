@@ -123,11 +123,20 @@ func (r *Runner) buildOwnBinaries(ctx context.Context, pw *prefixWriter, cmds []
 	fmt.Fprintf(pw, "%s go build %s -o %s/ ./cmd/%s\n", strings.Join(env, " "), strings.Join(ownBuildFlags, " "), OwnBinDir, strings.Join(cmds, " ./cmd/"))
 	code, err = r.Exec(ctx, Cmd{Name: "go", Args: args, Env: append(append([]string(nil), r.Env...), env...), Stdout: pw, Stderr: pw})
 	if err != nil || code != 0 {
-		return fmt.Errorf("building the binaries of our images failed (go build exit %d%s): its output is above; the Go toolchain of go.mod must be on PATH", code, errSuffix(err))
+		return fmt.Errorf("building the binaries of our images failed (go build exit %d%s): its output is above (go, the toolchain go.mod names, must be on PATH)", code, errSuffix(err))
 	}
 	for _, c := range cmds {
 		if err := os.Rename(filepath.Join(tmp, c), filepath.Join(bin, c)); err != nil {
 			return err
+		}
+	}
+	if os.Geteuid() == 0 {
+		// Run through sudo: the checkout's bin/ stays its user's, as the results do (make clean removes it).
+		for _, p := range append([]string{filepath.Dir(bin), bin}, cmds...) {
+			if !filepath.IsAbs(p) {
+				p = filepath.Join(bin, p)
+			}
+			os.Lchown(p, r.Owner.UID, r.Owner.GID)
 		}
 	}
 	return nil
