@@ -11,8 +11,8 @@
 # Environment: LOADTEST_CACHE (default /var/cache/certctl-loadtest), JOBS (parallel image builds, default 4),
 # DEBIAN_MIRROR, DEBIAN_SECURITY_MIRROR.
 #
-# The harness's own images (cmd/*/Dockerfile) are not built here: compose builds them from plain Dockerfiles,
-# here on top of this kit's base and golang images (images/offline.env), elsewhere on alpine and golang.
+# The harness's own images (cmd/*/Dockerfile) are not built here: `loadtest run` builds their binaries on the
+# host and compose copies each onto a base, here this kit's (images/offline.env), elsewhere alpine.
 #
 # How an image is made: debootstrap --variant=minbase once (cached tarball), then per image: unpack the rootfs,
 # chroot apt-get upgrade + install --no-install-recommends <images/NAME/packages>, copy images/NAME/rootfs/,
@@ -36,7 +36,7 @@ SECURITY_MIRROR=${DEBIAN_SECURITY_MIRROR:-http://deb.debian.org/debian-security}
 FORCE=${FORCE:-}
 JOBS=${JOBS:-4}
 LABEL=org.certctl-loadtest
-ALL_IMAGES=(postgres k6 openssl base golang nginx httpd haproxy)
+ALL_IMAGES=(postgres k6 openssl base nginx httpd haproxy)
 # Images built around a Go binary: name -> binary built by build_binary.
 declare -A GO_IMAGE=([k6]=k6)
 export DOCKER_BUILDKIT=0 # metadata-only builds on the classic builder (no buildx here)
@@ -76,7 +76,7 @@ for n in "${SELECTED[@]}"; do
   upstream_of "$n" >/dev/null
 done
 for n in "${SELECTED[@]}"; do
-  if [ -n "${GO_IMAGE[$n]:-}" ] || [ -n "$(conf "$n" GOROOT_PATH)" ]; then command -v go >/dev/null 2>&1 || die "go is not on PATH (needed for the $n binary)."; fi
+  if [ -n "${GO_IMAGE[$n]:-}" ]; then command -v go >/dev/null 2>&1 || die "go is not on PATH (needed for the $n binary)."; fi
 done
 
 mkdir -p "$CACHE"/{rootfs,bin,apt,logs,work}
@@ -170,7 +170,6 @@ inputs_hash() { # name [binary]
     echo "base $BASE_KEY script $SELF_HASH tag $(tag_of "$1") upstream $(upstream_of "$1")"
     (cd "$HERE/$1" && find . -type f -printf '%p %m\n' | LC_ALL=C sort && find . -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum)
     if [ -n "${2:-}" ]; then sha256sum <"$CACHE/bin/$2"; fi
-    if [ -n "$(conf "$1" GOROOT_PATH)" ]; then go version; fi
   } | sha256sum | cut -c1-32
 }
 
@@ -200,11 +199,6 @@ build_image() { # name hash [binary]  (runs in a background job; output goes to 
     local bpath; bpath=$(conf "$name" BINARY_PATH)
     [ -n "$bpath" ] || die "$name: image.conf has no BINARY_PATH."
     install -D -m 0755 "$CACHE/bin/$bin" "$root$bpath"
-  fi
-  local goroot; goroot=$(conf "$name" GOROOT_PATH)
-  if [ -n "$goroot" ]; then # the build host's toolchain, as the official golang image carries its own
-    mkdir -p "$root$goroot"
-    cp -a "$(go env GOROOT)/." "$root$goroot/"
   fi
   for s in post-install.sh; do
     if [ -f "$dir/$s" ]; then cp "$dir/$s" "$root/tmp/$s"; in_chroot "$root" "bash /tmp/$s"; fi

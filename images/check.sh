@@ -7,7 +7,7 @@
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-ALL=(postgres k6 openssl base golang nginx httpd haproxy)
+ALL=(postgres k6 openssl base nginx httpd haproxy)
 RUN_ID=certctl-offline-check-$$
 LBL=org.certctl-loadtest.check=$RUN_ID
 TMP=$(mktemp -d)
@@ -274,18 +274,6 @@ check_base() {
   check "curl present" run "$t" curl --version
   check "pgrep present (the certctl agent's healthcheck)" run "$t" pgrep --version
   check "CA bundle present" run "$t" test -s /etc/ssl/certs/ca-certificates.crt
-}
-
-# -------------------------------------------------------------------------------------------------- golang
-# Build stage of our own images: it must compile without a network (GOPROXY=off, as they build).
-check_golang() {
-  local t; t=$(tag golang)
-  expect "go version" "go${t##*:} " run "$t" go version
-  # The program computes its output, so the wanted text cannot come from a compiler error quoting the source.
-  expect "hello world compiled and run offline" "hello 42" \
-    run "$t" sh -c 'set -e; mkdir /tmp/h && cd /tmp/h && printf "module h\ngo 1.26\n" >go.mod
-      printf "package main\n\nimport \"fmt\"\n\nfunc main() { fmt.Println(\"hello\", 40+2) }\n" >main.go
-      GOPROXY=off go build -trimpath -o h . && ./h'
 }
 
 SEL=("$@"); [ ${#SEL[@]} -gt 0 ] || SEL=("${ALL[@]}")

@@ -24,7 +24,9 @@ import (
 	"syscall"
 	"time"
 
-	"certctl-loadtest/internal/pgwire"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgconn/ctxwatch"
 )
 
 // Files under server/, written by the collector (containers.jsonl is the harness's).
@@ -221,13 +223,15 @@ func ownCPU() float64 {
 // database holds the one connection every database source shares: one backend, queries in turn.
 type database struct {
 	mu   sync.Mutex
-	conn *pgwire.Conn
-	cfg  pgwire.Config
+	conn *pgx.Conn
+	cfg  *pgx.ConnConfig
 }
 
 func (d *database) close() {
 	if d.conn != nil {
-		d.conn.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		d.conn.Close(ctx)
 	}
 }
 
@@ -238,31 +242,56 @@ func (d *database) query(ctx context.Context, sql string) ([]byte, error) {
 	defer cancel()
 	if d.conn == nil {
 		// The last query timed out (a saturated database) and took the connection with it.
-		c, err := pgwire.Connect(qctx, d.cfg)
+		c, err := pgx.ConnectConfig(qctx, d.cfg)
 		if err != nil {
 			return nil, err
 		}
-		c.Exec(qctx, "SET TimeZone = 'UTC'")
 		d.conn = c
 	}
-	rows, err := d.conn.QueryRows(qctx, sql)
-	var pe *pgwire.Error
-	if err != nil && !errors.As(err, &pe) {
-		d.conn.Close()
+	rows, err := d.conn.Query(qctx, sql)
+	var vals []*string
+	if err == nil {
+		vals, err = pgx.CollectRows(rows, pgx.RowTo[*string])
+	}
+	var pe *pgconn.PgError
+	if err != nil && (!errors.As(err, &pe) || d.conn.IsClosed()) {
+		d.close()
 		d.conn = nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	if len(rows) != 1 || len(rows[0]) != 1 || rows[0][0] == nil {
-		return nil, fmt.Errorf("expected one JSON value, got %d rows", len(rows))
+	if len(vals) != 1 || vals[0] == nil {
+		return nil, fmt.Errorf("expected one JSON value, got %d rows", len(vals))
 	}
 	// json_agg of rows puts a newline between them: one sample must be one line.
 	var line bytes.Buffer
-	if err := json.Compact(&line, []byte(*rows[0][0])); err != nil {
+	if err := json.Compact(&line, []byte(*vals[0])); err != nil {
 		return nil, fmt.Errorf("the database answered something other than JSON: %v", err)
 	}
 	return line.Bytes(), nil
+}
+
+// connConfig reads COLLECT_DATABASE_URL into pgx's configuration, set up to sample as the collector always
+// has: one plain round trip per query, UTC timestamps, and a query that outlives its timeout cancelled on
+// the server rather than left running there.
+func connConfig(url string) (*pgx.ConnConfig, error) {
+	pc, err := pgx.ParseConfig(url)
+	if err != nil {
+		return nil, err
+	}
+	pc.RuntimeParams["application_name"] = "certctl-loadtest-collector"
+	// clock_timestamp() is rendered in the session's zone: the samples' "at" must be UTC.
+	pc.RuntimeParams["TimeZone"] = "UTC"
+	pc.ConnectTimeout = 5 * time.Second
+	// The simple query protocol: each sample is one Query message, with no prepared statement kept on
+	// the server, as the sampling cost in docs/diagnosis.md was measured.
+	pc.DefaultQueryExecMode = pgx.QueryExecModeSimpleProtocol
+	// pgx's default only drops the socket, and the backend would go on running a query nobody waits for.
+	pc.BuildContextWatcherHandler = func(c *pgconn.PgConn) ctxwatch.Handler {
+		return &pgconn.CancelRequestContextWatcherHandler{Conn: c, DeadlineDelay: time.Second}
+	}
+	return pc, nil
 }
 
 // The sampling queries. Postgres builds each JSON line itself: the collector only writes it down.
@@ -307,16 +336,14 @@ func (d *database) sources(ctx context.Context, cfg Config, logf func(string, ..
 	if cfg.DatabaseURL == "" {
 		return off("no database access: COLLECT_DATABASE_URL is not set")
 	}
-	pc, err := pgwire.ParseURL(cfg.DatabaseURL)
+	pc, err := connConfig(cfg.DatabaseURL)
 	if err != nil {
 		return off("COLLECT_DATABASE_URL: " + err.Error())
 	}
-	pc.ApplicationName = "certctl-loadtest-collector"
-	pc.ConnectTimeout = 5 * time.Second
 	d.cfg = pc
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		d.conn, err = pgwire.Connect(ctx, pc)
+		d.conn, err = pgx.ConnectConfig(ctx, pc)
 		if err == nil || time.Now().After(deadline) || ctx.Err() != nil {
 			break
 		}
@@ -325,7 +352,6 @@ func (d *database) sources(ctx context.Context, cfg Config, logf func(string, ..
 	if err != nil {
 		return off("cannot connect to the database: " + err.Error())
 	}
-	d.conn.Exec(ctx, "SET TimeZone = 'UTC'")
 	activity.sample = func(ctx context.Context) ([]byte, error) { return d.query(ctx, activitySQL) }
 	withWAL := fmt.Sprintf(databaseSQL, walSQL)
 	if _, err := d.query(ctx, withWAL); err != nil {
@@ -336,9 +362,9 @@ func (d *database) sources(ctx context.Context, cfg Config, logf func(string, ..
 	// (the stack's postgres does) and the extension created (a superuser may; the stack's user is one).
 	if cfg.StatementsOff {
 		statements.unavailable, statements.status.Reason, statements.status.File = true, StatementsOffReason, ""
-	} else if err := d.conn.Exec(ctx, "CREATE EXTENSION IF NOT EXISTS pg_stat_statements"); err != nil {
+	} else if _, err := d.conn.Exec(ctx, "CREATE EXTENSION IF NOT EXISTS pg_stat_statements"); err != nil {
 		statements.unavailable, statements.status.Reason, statements.status.File = true, "pg_stat_statements cannot be created: "+pgReason(err), ""
-	} else if err := d.conn.Exec(ctx, "SELECT pg_stat_statements_reset()"); err != nil {
+	} else if _, err := d.conn.Exec(ctx, "SELECT pg_stat_statements_reset()"); err != nil {
 		statements.unavailable, statements.status.Reason, statements.status.File = true, "pg_stat_statements: "+pgReason(err), ""
 	}
 	statements.sample = func(ctx context.Context) ([]byte, error) { return d.query(ctx, statementsSQL) }
@@ -350,7 +376,7 @@ func (d *database) sources(ctx context.Context, cfg Config, logf func(string, ..
 const StatementsOffReason = "off (PG_STAT_STATEMENTS=false; the statements' shares come from the activity samples)"
 
 func pgReason(err error) string {
-	var pe *pgwire.Error
+	var pe *pgconn.PgError
 	if errors.As(err, &pe) && pe.Code == "55000" {
 		return "the library is not loaded (shared_preload_libraries must include pg_stat_statements)"
 	}

@@ -14,7 +14,8 @@ import (
 	"time"
 
 	"certctl-loadtest/internal/pgtest"
-	"certctl-loadtest/internal/pgwire"
+
+	"github.com/jackc/pgx/v5"
 )
 
 func fastConfig(out string) Config {
@@ -150,17 +151,78 @@ func TestBadIntervalRefused(t *testing.T) {
 // json_agg over rows separates them with a newline; a sample is written as one line all the same.
 func TestRowsAggregateToOneLine(t *testing.T) {
 	pg := pgtest.Start(t)
-	pc, err := pgwire.ParseURL(fmt.Sprintf("postgres://%s@127.0.0.1:%d/postgres", pgtest.User, pg.Port))
+	pc, err := connConfig(fmt.Sprintf("postgres://%s@127.0.0.1:%d/postgres", pgtest.User, pg.Port))
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := &database{}
-	if d.conn, err = pgwire.Connect(context.Background(), pc); err != nil {
+	d := &database{cfg: pc}
+	if d.conn, err = pgx.ConnectConfig(context.Background(), pc); err != nil {
 		t.Fatal(err)
 	}
 	defer d.close()
 	line, err := d.query(context.Background(), `SELECT json_agg(s)::text FROM (SELECT 1 AS a, E'x\ny' AS q UNION ALL SELECT 2, 'z') s`)
 	if err != nil || strings.Contains(string(line), "\n") || string(line) != `[{"a":1,"q":"x\ny"},{"a":2,"q":"z"}]` {
 		t.Fatalf("%q %v", line, err)
+	}
+}
+
+// The stack's database asks for a password (SCRAM on PostgreSQL 14 and later): the collector connects
+// with the one in COLLECT_DATABASE_URL, names itself, and its samples are stamped in UTC.
+func TestConnectsWithAPasswordAsItself(t *testing.T) {
+	pg := pgtest.StartWithAuth(t, "scram-sha-256", "p@ss,w=rd'1")
+	pc, err := connConfig(pg.URL("postgres"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := &database{cfg: pc} // no connection yet: query makes it
+	defer d.close()
+	line, err := d.query(context.Background(), `SELECT json_build_object('app', current_setting('application_name'),
+  'tz', current_setting('TimeZone'), 'at', '2024-01-02 03:04:05+02'::timestamptz)::text`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"app":"certctl-loadtest-collector","tz":"UTC","at":"2024-01-02T01:04:05+00:00"}`; string(line) != want {
+		t.Errorf("got  %s\nwant %s", line, want)
+	}
+}
+
+// A query that outlives its timeout is cancelled on the server, not left running there, and the next
+// sample is taken all the same.
+func TestATimedOutQueryIsCancelledOnTheServer(t *testing.T) {
+	pg := pgtest.Start(t)
+	url := fmt.Sprintf("postgres://%s@127.0.0.1:%d/postgres", pgtest.User, pg.Port)
+	pc, err := connConfig(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := &database{cfg: pc}
+	defer d.close()
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	if _, err := d.query(ctx, `SELECT pg_sleep(30)::text`); err == nil {
+		t.Fatal("a 30 s query returned within 300 ms")
+	}
+	// The server's answer to the cancel request keeps the connection; a slower one costs a reconnect.
+	t.Logf("connection kept after the timeout: %v", d.conn != nil)
+	watcher, err := pgx.Connect(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer watcher.Close(context.Background())
+	var sleeping int
+	for range 40 {
+		if err := watcher.QueryRow(context.Background(), `SELECT count(*) FROM pg_stat_activity WHERE query LIKE 'SELECT pg_sleep(30)%' AND state = 'active'`).Scan(&sleeping); err != nil {
+			t.Fatal(err)
+		}
+		if sleeping == 0 {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if sleeping != 0 {
+		t.Errorf("the timed-out query still runs on the server 2 s later")
+	}
+	if line, err := d.query(context.Background(), `SELECT '[1]'`); err != nil || string(line) != "[1]" {
+		t.Errorf("the sample after a timeout: %q %v", line, err)
 	}
 }

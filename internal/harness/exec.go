@@ -54,14 +54,6 @@ func errSuffix(err error) string {
 	return ""
 }
 
-func lastLines(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n") + "\n"
-}
-
 func firstLine(s string, err error) string {
 	s = strings.TrimSpace(s)
 	if s == "" && err != nil {

@@ -82,13 +82,9 @@ func TestExitCodes(t *testing.T) {
 var checkedCopies = []struct {
 	file, re, pin string
 }{
-	{"cmd/f5-standin/Dockerfile", `ARG GO_IMAGE=(\S+)`, "IMAGE_GOLANG"},
 	{"cmd/f5-standin/Dockerfile", `ARG BASE_IMAGE=(\S+)`, "IMAGE_BASE"},
-	{"cmd/fault-proxy/Dockerfile", `ARG GO_IMAGE=(\S+)`, "IMAGE_GOLANG"},
 	{"cmd/fault-proxy/Dockerfile", `ARG BASE_IMAGE=(\S+)`, "IMAGE_BASE"},
-	{"cmd/collector/Dockerfile", `ARG GO_IMAGE=(\S+)`, "IMAGE_GOLANG"},
 	{"cmd/collector/Dockerfile", `ARG BASE_IMAGE=(\S+)`, "IMAGE_BASE"},
-	{"cmd/tlsprobe/Dockerfile", `ARG GO_IMAGE=(\S+)`, "IMAGE_GOLANG"},
 	{"cmd/tlsprobe/Dockerfile", `ARG BASE_IMAGE=(\S+)`, "IMAGE_BASE"},
 }
 

@@ -111,7 +111,6 @@ var Knobs = []Knob{
 	{Name: "IMAGE_NETGUARD", Type: "image", Note: PinnedInEnv, Read: "compose", Doc: "Tag of our netguard, built from `cmd/netguard/Dockerfile`: it holds the network namespace of certctl and PostgreSQL with no route out (`stack-net`)."},
 	{Name: "IMAGE_PROMETHEUS", Type: "image", Note: PinnedInEnv, Read: "compose", Doc: "Prometheus of the live view (`compose.observability.yml`, OBSERVABILITY): receives every k6's remote write."},
 	{Name: "IMAGE_GRAFANA", Type: "image", Note: PinnedInEnv, Read: "compose", Doc: "Grafana of the live view, with k6's published dashboard."},
-	{Name: "IMAGE_GOLANG", Type: "image", Note: PinnedInEnv, Read: "compose", Doc: "Build stage of our own images."},
 	{Name: "IMAGE_BASE", Type: "image", Note: PinnedInEnv, Read: "compose", Doc: "Runtime base of our own images and of a packaged certctl build."},
 	{Name: "PULL_POLICY", Type: "never \\| missing \\| always", Default: "missing", Read: "loadtest, compose", Doc: "Compose's pull policy for upstream images; `never` also stops `loadtest run` from pulling a missing one."},
 	{Name: "CERTCTL_RATE_LIMIT_ENABLED", Type: "boolean", Default: "false", Read: "loadtest, compose", Common: true, Doc: "certctl's per-IP limiter (50 rps, burst 100, before auth): on, it throttles the load generator itself. The `limiter` tier turns it on and refuses `false`."},

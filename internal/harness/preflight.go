@@ -162,36 +162,6 @@ func (r *Runner) packageDist(ctx context.Context, compose *Compose) error {
 	return nil
 }
 
-// buildOwnImages builds the images of ours the selected services use (a compose `build:` section: the F5
-// stand-in, the fault proxy) from their Dockerfiles, so a stock engine needs nothing but a registry.
-func (r *Runner) buildOwnImages(ctx context.Context, compose Compose, svcs Services) error {
-	var own []string
-	for name, s := range svcs {
-		if len(s.Build) > 0 {
-			own = append(own, name)
-		}
-	}
-	if len(own) == 0 {
-		return nil
-	}
-	sort.Strings(own)
-	r.logf("building our own images: %s", strings.Join(own, ", "))
-	bctx, cancel := context.WithTimeout(ctx, 15*time.Minute)
-	defer cancel()
-	var out bytes.Buffer
-	code, err := compose.Run(bctx, &out, &out, append([]string{"--profile", "k6", "build"}, own...)...)
-	if err != nil || code != 0 {
-		fmt.Fprintf(r.Stderr, "---- docker compose build ----\n%s---- end of build ----\n", lastLines(out.String(), 30))
-		hint := ""
-		if !r.Cfg.Offline && (strings.Contains(out.String(), "registry") || strings.Contains(out.String(), "dial tcp")) {
-			// Their Dockerfiles start from upstream bases: without a registry, from the offline kit's.
-			hint = "; without a container registry, run `make images` and add IMAGES=offline"
-		}
-		return fmt.Errorf("building %s failed (docker compose build exit %d%s): its output is above%s", strings.Join(own, ", "), code, errSuffix(err), hint)
-	}
-	return nil
-}
-
 // identifyCertctl records which certctl ran by image reference and id: certctl's official images stamp no
 // version (docs/certctl-findings.md#no-version), so what the server reports is not enough.
 func (r *Runner) identifyCertctl(ctx context.Context, compose Compose, svcs Services, run *results.Run) {

@@ -4,8 +4,8 @@
 // an internal network still has a default route to the bridge gateway, and the gateway is the host itself:
 // only iptables stops forwarded traffic, and a host service on 0.0.0.0 answers. netguard deletes the
 // default routes and makes each former gateway unreachable, then holds the namespace for the containers
-// that join it (docker-compose.yml: stack-net). Standard library only, because the image builds with
-// GOPROXY=off: routes are read and changed over rtnetlink with messages built here.
+// that join it (docker-compose.yml: stack-net). Routes are read and changed over rtnetlink with messages
+// built here, with the standard library alone.
 package netguard
 
 import (

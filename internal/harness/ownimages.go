@@ -1,0 +1,165 @@
+package harness
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+// OwnBinDir (under the repository) holds the binaries our images copy: cmd/<name>/Dockerfile is
+// `COPY bin/images/<name>` onto IMAGE_BASE. They are built here, by the host's Go toolchain with its module
+// cache, so an image build needs no network, no Go image and no second copy of the build: the collector's
+// third-party module (pgx) is fetched once, like every other, by `go build`.
+const OwnBinDir = "bin/images"
+
+// ownBuildFlags are the flags of every binary an image of ours carries: static (the bases differ in libc),
+// and built from the source alone, so an unchanged binary is the same bytes and the image build's cache
+// holds.
+var ownBuildFlags = []string{"-trimpath", "-buildvcs=false"}
+
+// ownCommand is the command under cmd/ whose binary a service's image packages (its Dockerfile is
+// cmd/<name>/Dockerfile), or "" for an image built from something else (the deploy tier's).
+func ownCommand(svc Service) (string, error) {
+	var b struct {
+		Dockerfile string `json:"dockerfile"`
+	}
+	if err := json.Unmarshal(svc.Build, &b); err != nil {
+		return "", fmt.Errorf("reading a build section of docker compose config: %w", err)
+	}
+	dir, file := filepath.Split(filepath.ToSlash(b.Dockerfile))
+	if file != "Dockerfile" || !strings.HasPrefix(dir, "cmd/") || strings.Count(dir, "/") != 2 {
+		return "", nil
+	}
+	return strings.TrimSuffix(strings.TrimPrefix(dir, "cmd/"), "/"), nil
+}
+
+// buildOwnImages builds the images of ours the selected services use (a compose `build:` section): first
+// the binaries they copy, for the engine's platform, then the images, by `docker compose build`. Both
+// print their progress on the console as [build] lines.
+func (r *Runner) buildOwnImages(ctx context.Context, compose Compose, svcs Services) error {
+	var own, cmds []string
+	for name, s := range svcs {
+		if len(s.Build) == 0 {
+			continue
+		}
+		own = append(own, name)
+		c, err := ownCommand(s)
+		if err != nil {
+			return err
+		}
+		if c != "" {
+			cmds = append(cmds, c)
+		}
+	}
+	if len(own) == 0 {
+		return nil
+	}
+	sort.Strings(own)
+	sort.Strings(cmds)
+	r.logf("building our own images: %s", strings.Join(own, ", "))
+	bctx, cancel := context.WithTimeout(ctx, 15*time.Minute)
+	defer cancel()
+	pw := &prefixWriter{prefix: "[build] ", out: r.Stderr, mu: &sync.Mutex{}}
+	defer pw.Flush()
+	if len(cmds) > 0 {
+		if err := r.buildOwnBinaries(bctx, pw, cmds); err != nil {
+			return err
+		}
+	}
+	// One writer for both streams: exec then writes to it from one goroutine at a time.
+	var out bytes.Buffer
+	w := io.MultiWriter(pw, &out)
+	code, err := compose.Run(bctx, w, w, append([]string{"--profile", "k6", "build"}, own...)...)
+	if err != nil || code != 0 {
+		hint := ""
+		if !r.Cfg.Offline && (strings.Contains(out.String(), "registry") || strings.Contains(out.String(), "dial tcp")) {
+			// Their Dockerfiles start from an upstream base: without a registry, from the offline kit's.
+			hint = "; without a container registry, run `make images` and add IMAGES=offline"
+		}
+		return fmt.Errorf("building %s failed (docker compose build exit %d%s): its output is above%s", strings.Join(own, ", "), code, errSuffix(err), hint)
+	}
+	return nil
+}
+
+// buildOwnBinaries compiles cmd/<name> for each name into OwnBinDir, for the platform of the Docker
+// engine (a Mac's engine runs Linux). Runs started side by side share the directory: each builds in a
+// directory of its own, then renames every binary into place, so an image build reading the directory
+// never sees a binary half written. The private directory starts with copies of the binaries already
+// there, which go build leaves alone when they are up to date: an unchanged binary is not linked again.
+func (r *Runner) buildOwnBinaries(ctx context.Context, pw *prefixWriter, cmds []string) error {
+	var plat bytes.Buffer
+	code, err := r.Exec(ctx, Cmd{Name: "docker", Args: []string{"version", "--format", "{{.Server.Os}}/{{.Server.Arch}}"}, Env: r.Env, Stdout: &plat, Stderr: pw})
+	goos, goarch, ok := strings.Cut(strings.TrimSpace(plat.String()), "/")
+	if err != nil || code != 0 || !ok {
+		return fmt.Errorf("cannot ask the Docker engine for its platform (docker version exit %d%s)", code, errSuffix(err))
+	}
+	bin := filepath.Join(r.Cfg.Root, OwnBinDir)
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp(bin, ".build-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	for _, c := range cmds {
+		copyFile(filepath.Join(bin, c), filepath.Join(tmp, c)) // none yet: go build writes it
+	}
+	env := []string{"CGO_ENABLED=0", "GOOS=" + goos, "GOARCH=" + goarch}
+	args := append([]string{"-C", r.Cfg.Root, "build"}, ownBuildFlags...)
+	args = append(args, "-o", tmp+string(filepath.Separator))
+	for _, c := range cmds {
+		args = append(args, "./cmd/"+c)
+	}
+	// The command as one would type it in the repository.
+	fmt.Fprintf(pw, "%s go build %s -o %s/ ./cmd/%s\n", strings.Join(env, " "), strings.Join(ownBuildFlags, " "), OwnBinDir, strings.Join(cmds, " ./cmd/"))
+	code, err = r.Exec(ctx, Cmd{Name: "go", Args: args, Env: append(append([]string(nil), r.Env...), env...), Stdout: pw, Stderr: pw})
+	if err != nil || code != 0 {
+		return fmt.Errorf("building the binaries of our images failed (go build exit %d%s): its output is above (go, the toolchain go.mod names, must be on PATH)", code, errSuffix(err))
+	}
+	for _, c := range cmds {
+		if err := os.Rename(filepath.Join(tmp, c), filepath.Join(bin, c)); err != nil {
+			return err
+		}
+	}
+	if os.Geteuid() == 0 {
+		// Run through sudo: the checkout's bin/ stays its user's, as the results do (make clean removes it).
+		for _, p := range append([]string{filepath.Dir(bin), bin}, cmds...) {
+			if !filepath.IsAbs(p) {
+				p = filepath.Join(bin, p)
+			}
+			os.Lchown(p, r.Owner.UID, r.Owner.GID)
+		}
+	}
+	return nil
+}
+
+// copyFile copies src to a new file dst with src's mode; it does nothing when src cannot be read.
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	st, err := in.Stat()
+	if err != nil {
+		return err
+	}
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, st.Mode().Perm())
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
