@@ -6,24 +6,38 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
+
+	"github.com/vishvananda/netlink"
 
 	"certctl-loadtest/internal/netguard"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	guard := netguard.Guard{NL: &netguard.RTNetlink{}, State: netguard.StateFile, IfName: ifName}
+	nl, err := netlink.NewHandle(syscall.NETLINK_ROUTE)
+	if err == nil {
+		// The kernel answers at once: a short bound turns a surprise into an error before the
+		// healthcheck's own timeout, where the library's default would wait a minute.
+		err = nl.SetSocketTimeout(5 * time.Second)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "netguard: netlink socket:", err)
+		os.Exit(1)
+	}
+	guard := netguard.Guard{NL: nl, State: netguard.StateFile, IfName: ifName}
 	code := netguard.Main(ctx, os.Args[1:], guard, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
 }
 
-func ifName(i uint32) string {
-	if ifc, err := net.InterfaceByIndex(int(i)); err == nil {
+func ifName(i int) string {
+	if ifc, err := net.InterfaceByIndex(i); err == nil {
 		return ifc.Name
 	}
 	return ""

@@ -1,23 +1,33 @@
 //go:build linux
 
+// Package netguard takes the way out of the network namespace it runs in. On Docker 20.10 a container on
+// an internal network still has a default route to the bridge gateway, and the gateway is the host itself:
+// only iptables stops forwarded traffic, and a host service on 0.0.0.0 answers. netguard deletes the
+// default routes and makes each former gateway unreachable, then holds the namespace for the containers
+// that join it (docker-compose.yml: stack-net). The routing table is read and changed over rtnetlink with
+// github.com/vishvananda/netlink rather than messages of our own (issue 29), and rather than iproute2's
+// `ip`: the image stays one static binary, and errors stay errnos the guard can tell apart.
 package netguard
 
 import (
 	"errors"
 	"fmt"
+	"net"
 	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	"github.com/vishvananda/netlink"
 )
 
-// Netlink is the part of the routing table the guard uses; the tests fake it, the command uses RTNetlink.
+// Netlink is the part of *netlink.Handle the guard calls; the tests fake it, so they need no NET_ADMIN.
 type Netlink interface {
-	Routes(family uint8) ([]Route, error)
-	Add(Route) error
-	Delete(Route) error
-	Lookup(netip.Addr) (Route, error)
+	RouteListFiltered(family int, filter *netlink.Route, filterMask uint64) ([]netlink.Route, error)
+	RouteDel(*netlink.Route) error
+	RouteReplace(*netlink.Route) error
+	RouteGet(net.IP) ([]netlink.Route, error)
 }
 
 // StateFile is where hold records the gateways it blocked, for check. A file rather than the routing
@@ -32,45 +42,110 @@ var offLink = []netip.Addr{netip.MustParseAddr("192.0.2.1"), netip.MustParseAddr
 // Guard removes and checks the way out of the namespace it runs in.
 type Guard struct {
 	NL     Netlink
-	State  string              // StateFile, or a temporary file in tests
-	IfName func(uint32) string // interface index to name, for the log line
+	State  string           // StateFile, or a temporary file in tests
+	IfName func(int) string // interface index to name, for the log line
+}
+
+// isDefault reports whether r forwards traffic for every destination of its family. The library gives a
+// default route the destination 0.0.0.0/0 or ::/0, as iproute2 shows it.
+func isDefault(r netlink.Route) bool {
+	if r.Dst == nil || r.Type != syscall.RTN_UNICAST {
+		return false
+	}
+	ones, _ := r.Dst.Mask.Size()
+	return ones == 0
+}
+
+// describe is a route as the log lines and errors name it, in iproute2's words ("default via 172.18.0.1",
+// "unreachable 172.18.0.1/32"); netlink.Route's own String prints every field.
+func describe(r netlink.Route) string {
+	s := "?"
+	if r.Dst != nil {
+		s = prefixOf(r.Dst).String()
+	}
+	if isDefault(r) {
+		s = "default"
+	}
+	if r.Type == syscall.RTN_UNREACHABLE {
+		s = "unreachable " + s
+	}
+	if gw, ok := addrOf(r.Gw); ok {
+		s += " via " + gw.String()
+	}
+	return s
+}
+
+// addrOf reads an address the library hands out as a slice: 4 bytes for IPv4, 16 for IPv6.
+func addrOf(ip net.IP) (netip.Addr, bool) {
+	a, ok := netip.AddrFromSlice(ip)
+	return a.Unmap(), ok
+}
+
+func prefixOf(n *net.IPNet) netip.Prefix {
+	a, _ := addrOf(n.IP)
+	ones, _ := n.Mask.Size()
+	return netip.PrefixFrom(a, ones)
+}
+
+func familyOf(a netip.Addr) int {
+	if a.Is4() {
+		return netlink.FAMILY_V4
+	}
+	return netlink.FAMILY_V6
 }
 
 // plan is what hold changes: every default route goes, and every gateway a default route named gets an
 // unreachable host route, so that the host stays out of reach although its address is on the link.
-func plan(routes []Route) (del, block []Route, err error) {
+func plan(routes []netlink.Route) (del, block []netlink.Route, err error) {
 	seen := map[netip.Addr]bool{}
 	for _, r := range routes {
-		if !r.IsDefault() {
+		if !isDefault(r) {
 			continue
 		}
-		if r.Multipath {
-			return nil, nil, fmt.Errorf("the default route %s has several next hops, which netguard does not read", r)
+		if len(r.MultiPath) > 0 {
+			// Its gateways are next hops, not r.Gw: refused rather than left unblocked.
+			return nil, nil, fmt.Errorf("the default route %s has several next hops, which netguard does not read", describe(r))
 		}
 		del = append(del, r)
-		if gw := r.Gateway; gw.IsValid() && !seen[gw] {
+		if gw, ok := addrOf(r.Gw); ok && !seen[gw] {
 			seen[gw] = true
-			block = append(block, Route{
+			block = append(block, netlink.Route{
 				Family: familyOf(gw), Type: syscall.RTN_UNREACHABLE, Table: syscall.RT_TABLE_MAIN,
-				Protocol: syscall.RTPROT_STATIC, Scope: syscall.RT_SCOPE_UNIVERSE,
-				Dst: netip.PrefixFrom(gw, gw.BitLen()),
+				Protocol: syscall.RTPROT_STATIC, Scope: netlink.SCOPE_UNIVERSE,
+				Dst: &net.IPNet{IP: gw.AsSlice(), Mask: net.CIDRMask(gw.BitLen(), gw.BitLen())},
 			})
 		}
 	}
 	return del, block, nil
 }
 
-// routes reads both families. A kernel without IPv6 has no IPv6 routes to worry about.
-func (g Guard) routes() ([]Route, error) {
-	v4, err := g.NL.Routes(syscall.AF_INET)
+// dumpTries bounds the re-reads of a dump the kernel marked interrupted (the table changed while it was
+// read): nothing else changes routes in this namespace, so a second read is consistent.
+const dumpTries = 3
+
+// routes reads both families, every table. A kernel without IPv6 has no IPv6 routes to worry about.
+func (g Guard) routes() ([]netlink.Route, error) {
+	v4, err := g.dump(netlink.FAMILY_V4)
 	if err != nil {
 		return nil, fmt.Errorf("reading the IPv4 routes: %w", err)
 	}
-	v6, err := g.NL.Routes(syscall.AF_INET6)
+	v6, err := g.dump(netlink.FAMILY_V6)
 	if err != nil && !errors.Is(err, syscall.EAFNOSUPPORT) {
 		return nil, fmt.Errorf("reading the IPv6 routes: %w", err)
 	}
 	return append(v4, v6...), nil
+}
+
+func (g Guard) dump(family int) ([]netlink.Route, error) {
+	for try := 1; ; try++ {
+		// Table 0 with RT_FILTER_TABLE is every table: without the filter the library keeps the main
+		// table only, and a default route in another table (policy routing) would still be a way out.
+		routes, err := g.NL.RouteListFiltered(family, &netlink.Route{Table: syscall.RT_TABLE_UNSPEC}, netlink.RT_FILTER_TABLE)
+		if errors.Is(err, netlink.ErrDumpInterrupted) && try < dumpTries {
+			continue
+		}
+		return routes, err
+	}
 }
 
 // Hold takes the way out: it deletes the default routes, blocks their gateways, records the gateways
@@ -95,18 +170,18 @@ func (g Guard) Hold() (string, error) {
 	}
 	var did []string
 	for _, r := range del {
-		if err := g.NL.Delete(r); err != nil {
-			return "", changeError("deleting the route "+r.String(), err)
+		if err := g.NL.RouteDel(&r); err != nil {
+			return "", changeError("deleting the route "+describe(r), err)
 		}
-		did = append(did, fmt.Sprintf("deleted %s dev %s", r, g.ifName(r.OIF)))
+		did = append(did, fmt.Sprintf("deleted %s dev %s", describe(r), g.ifName(r.LinkIndex)))
 	}
 	var gws []string
 	for _, r := range block {
-		if err := g.NL.Add(r); err != nil {
-			return "", changeError("adding the route "+r.String(), err)
+		if err := g.NL.RouteReplace(&r); err != nil {
+			return "", changeError("adding the route "+describe(r), err)
 		}
-		did = append(did, fmt.Sprintf("added %s", r))
-		gws = append(gws, r.Dst.Addr().String())
+		did = append(did, fmt.Sprintf("added %s", describe(r)))
+		gws = append(gws, prefixOf(r.Dst).Addr().String())
 	}
 	if err := writeAtomic(g.State, strings.Join(gws, "\n")+"\n"); err != nil {
 		return "", fmt.Errorf("recording the gateways for check: %w", err)
@@ -146,12 +221,12 @@ func (g Guard) Check() error {
 		return err
 	}
 	for _, r := range routes {
-		if r.IsDefault() {
-			return fmt.Errorf("the namespace has a default route again: %s dev %s", r, g.ifName(r.OIF))
+		if isDefault(r) {
+			return fmt.Errorf("the namespace has a default route again: %s dev %s", describe(r), g.ifName(r.LinkIndex))
 		}
 	}
 	for _, a := range append(gws, offLink...) {
-		r, err := g.NL.Lookup(a)
+		r, err := g.lookup(a)
 		switch {
 		case errors.Is(err, syscall.EHOSTUNREACH), errors.Is(err, syscall.ENETUNREACH):
 		case a.Is6() && errors.Is(err, syscall.EAFNOSUPPORT):
@@ -159,13 +234,26 @@ func (g Guard) Check() error {
 			return fmt.Errorf("route lookup for %s: %w", a, err)
 		case r.Type == syscall.RTN_UNREACHABLE, r.Type == syscall.RTN_PROHIBIT, r.Type == syscall.RTN_BLACKHOLE:
 		default:
-			return fmt.Errorf("%s is reachable: the kernel routes it via %s dev %s", a, r, g.ifName(r.OIF))
+			return fmt.Errorf("%s is reachable: the kernel routes it via %s dev %s", a, describe(r), g.ifName(r.LinkIndex))
 		}
 	}
 	return nil
 }
 
-func (g Guard) ifName(i uint32) string {
+// lookup asks the kernel how it would route a packet to a (`ip route get`); no packet is sent. With no
+// route the error is the errno a connect would get (ENETUNREACH, EHOSTUNREACH).
+func (g Guard) lookup(a netip.Addr) (netlink.Route, error) {
+	routes, err := g.NL.RouteGet(a.AsSlice())
+	if err != nil {
+		return netlink.Route{}, err
+	}
+	if len(routes) != 1 {
+		return netlink.Route{}, fmt.Errorf("route lookup for %s answered %d routes", a, len(routes))
+	}
+	return routes[0], nil
+}
+
+func (g Guard) ifName(i int) string {
 	if g.IfName != nil {
 		if n := g.IfName(i); n != "" {
 			return n
@@ -174,7 +262,7 @@ func (g Guard) ifName(i uint32) string {
 	return fmt.Sprintf("#%d", i)
 }
 
-func hasFamily(routes []Route, f uint8) bool {
+func hasFamily(routes []netlink.Route, f int) bool {
 	for _, r := range routes {
 		if r.Family == f {
 			return true

@@ -4,52 +4,63 @@ package netguard
 
 import (
 	"errors"
+	"net"
 	"net/netip"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/vishvananda/netlink"
 )
 
-// fakeKernel is a routing table that answers lookups the way the kernel does: the longest matching
-// prefix wins, an unreachable route answers EHOSTUNREACH, no route ENETUNREACH.
+// fakeKernel is a routing table that answers the way *netlink.Handle does: a dump keeps the main table
+// unless the filter asks for every table, a lookup takes the longest matching prefix, an unreachable route
+// answers EHOSTUNREACH, no route ENETUNREACH (kernel_test.go asks the real kernel).
 type fakeKernel struct {
-	routes    []Route
-	noIPv6    bool  // Routes and Lookup for IPv6 fail with EAFNOSUPPORT
-	changeErr error // every Add and Delete fails with it
-	calls     []string
+	routes      []netlink.Route
+	noIPv6      bool  // dumps and lookups for IPv6 fail with EAFNOSUPPORT
+	changeErr   error // every change fails with it
+	interrupted int   // this many dumps answer part of the table and ErrDumpInterrupted
+	calls       []string
 }
 
-func (k *fakeKernel) Routes(family uint8) ([]Route, error) {
-	if family == syscall.AF_INET6 && k.noIPv6 {
+func (k *fakeKernel) RouteListFiltered(family int, filter *netlink.Route, mask uint64) ([]netlink.Route, error) {
+	if family == netlink.FAMILY_V6 && k.noIPv6 {
 		return nil, syscall.EAFNOSUPPORT
 	}
-	var out []Route
+	allTables := filter != nil && mask&netlink.RT_FILTER_TABLE != 0 && filter.Table == syscall.RT_TABLE_UNSPEC
+	var out []netlink.Route
 	for _, r := range k.routes {
-		if r.Family == family {
+		if r.Family == family && (allTables || r.Table == syscall.RT_TABLE_MAIN) {
 			out = append(out, r)
 		}
+	}
+	if k.interrupted > 0 {
+		k.interrupted--
+		return out[:len(out)/2], netlink.ErrDumpInterrupted
 	}
 	return out, nil
 }
 
-func (k *fakeKernel) Add(r Route) error {
-	k.calls = append(k.calls, "add "+r.String())
+func (k *fakeKernel) RouteReplace(r *netlink.Route) error {
+	k.calls = append(k.calls, "add "+describe(*r))
 	if k.changeErr != nil {
 		return k.changeErr
 	}
-	k.routes = append(k.routes, r)
+	k.routes = append(k.routes, *r)
 	return nil
 }
 
-func (k *fakeKernel) Delete(r Route) error {
-	k.calls = append(k.calls, "delete "+r.String())
+func (k *fakeKernel) RouteDel(r *netlink.Route) error {
+	k.calls = append(k.calls, "delete "+describe(*r))
 	if k.changeErr != nil {
 		return k.changeErr
 	}
 	for i, have := range k.routes {
-		if have == r {
+		if reflect.DeepEqual(have, *r) {
 			k.routes = append(k.routes[:i], k.routes[i+1:]...)
 			return nil
 		}
@@ -57,36 +68,57 @@ func (k *fakeKernel) Delete(r Route) error {
 	return syscall.ESRCH
 }
 
-func (k *fakeKernel) Lookup(a netip.Addr) (Route, error) {
+func (k *fakeKernel) RouteGet(ip net.IP) ([]netlink.Route, error) {
+	a, _ := addrOf(ip)
 	if a.Is6() && k.noIPv6 {
-		return Route{}, syscall.EAFNOSUPPORT
+		return nil, syscall.EAFNOSUPPORT
 	}
-	best, found := Route{}, false
+	best, found := netlink.Route{}, false
 	for _, r := range k.routes {
-		if r.Dst.Contains(a) && (!found || r.Dst.Bits() > best.Dst.Bits()) {
+		if p := prefixOf(r.Dst); p.Contains(a) && (!found || p.Bits() > prefixOf(best.Dst).Bits()) {
 			best, found = r, true
 		}
 	}
 	switch {
 	case !found:
-		return Route{}, syscall.ENETUNREACH
+		return nil, syscall.ENETUNREACH
 	case best.Type == syscall.RTN_UNREACHABLE:
-		return Route{}, syscall.EHOSTUNREACH
+		return nil, syscall.EHOSTUNREACH
 	}
-	return best, nil
+	// The kernel answers with the address asked about as the destination, as `ip route get` shows it.
+	best.Dst = &net.IPNet{IP: ip, Mask: net.CIDRMask(a.BitLen(), a.BitLen())}
+	return []netlink.Route{best}, nil
 }
 
+// route is a route as the library reads it from the kernel: the destination of a default route is
+// 0.0.0.0/0 or ::/0, addresses are 4 or 16 bytes.
+func route(typ int, table int, proto netlink.RouteProtocol, dst, gw string, oif, prio int) netlink.Route {
+	p := netip.MustParsePrefix(dst)
+	r := netlink.Route{
+		Family: familyOf(p.Addr()), Type: typ, Table: table, Protocol: proto, LinkIndex: oif, Priority: prio,
+		Dst: &net.IPNet{IP: p.Addr().AsSlice(), Mask: net.CIDRMask(p.Bits(), p.Addr().BitLen())},
+	}
+	if gw != "" {
+		r.Gw = netip.MustParseAddr(gw).AsSlice()
+	}
+	return r
+}
+
+const mainTable = syscall.RT_TABLE_MAIN
+
 var (
-	dockerSubnet = Route{Family: syscall.AF_INET, Type: syscall.RTN_UNICAST, Table: syscall.RT_TABLE_MAIN,
-		Protocol: syscall.RTPROT_KERNEL, Scope: syscall.RT_SCOPE_LINK, Dst: netip.MustParsePrefix("172.18.0.0/16"), OIF: 12}
-	v6Default = Route{Family: syscall.AF_INET6, Type: syscall.RTN_UNICAST, Table: syscall.RT_TABLE_MAIN,
-		Protocol: syscall.RTPROT_BOOT, Dst: netip.MustParsePrefix("::/0"), Gateway: netip.MustParseAddr("fd00::1"), OIF: 12, Priority: 1024}
-	v6Subnet = Route{Family: syscall.AF_INET6, Type: syscall.RTN_UNICAST, Table: syscall.RT_TABLE_MAIN,
-		Protocol: syscall.RTPROT_KERNEL, Dst: netip.MustParsePrefix("fd00::/64"), OIF: 12, Priority: 256}
+	dockerDefault = route(syscall.RTN_UNICAST, mainTable, syscall.RTPROT_BOOT, "0.0.0.0/0", "172.18.0.1", 12, 0)
+	dockerSubnet  = func() netlink.Route {
+		r := route(syscall.RTN_UNICAST, mainTable, syscall.RTPROT_KERNEL, "172.18.0.0/16", "", 12, 0)
+		r.Scope = netlink.SCOPE_LINK
+		return r
+	}()
+	v6Default = route(syscall.RTN_UNICAST, mainTable, syscall.RTPROT_BOOT, "::/0", "fd00::1", 12, 1024)
+	v6Subnet  = route(syscall.RTN_UNICAST, mainTable, syscall.RTPROT_KERNEL, "fd00::/64", "", 12, 256)
 )
 
 func newGuard(t *testing.T, k *fakeKernel) Guard {
-	return Guard{NL: k, State: filepath.Join(t.TempDir(), "gateways"), IfName: func(i uint32) string {
+	return Guard{NL: k, State: filepath.Join(t.TempDir(), "gateways"), IfName: func(i int) string {
 		if i == 12 {
 			return "eth0"
 		}
@@ -95,6 +127,11 @@ func newGuard(t *testing.T, k *fakeKernel) Guard {
 }
 
 func TestHold(t *testing.T) {
+	// As the library reads it: the next hops in MultiPath, no Gw.
+	multipath := route(syscall.RTN_UNICAST, mainTable, syscall.RTPROT_BOOT, "0.0.0.0/0", "", 0, 0)
+	multipath.MultiPath = []*netlink.NexthopInfo{
+		{LinkIndex: 12, Gw: net.IP{172, 18, 0, 1}}, {LinkIndex: 13, Gw: net.IP{172, 19, 0, 1}},
+	}
 	for _, tc := range []struct {
 		name      string
 		kernel    fakeKernel
@@ -105,21 +142,21 @@ func TestHold(t *testing.T) {
 	}{
 		{
 			name:      "a container on a Docker bridge network, IPv6 off",
-			kernel:    fakeKernel{routes: []Route{dockerDefault, dockerSubnet}},
+			kernel:    fakeKernel{routes: []netlink.Route{dockerDefault, dockerSubnet}},
 			wantCalls: []string{"delete default via 172.18.0.1", "add unreachable 172.18.0.1/32"},
 			wantState: "172.18.0.1\n",
 			wantLog:   "deleted default via 172.18.0.1 dev eth0; added unreachable 172.18.0.1/32; no IPv6 default route",
 		},
 		{
 			name:      "a kernel without IPv6",
-			kernel:    fakeKernel{routes: []Route{dockerDefault, dockerSubnet}, noIPv6: true},
+			kernel:    fakeKernel{routes: []netlink.Route{dockerDefault, dockerSubnet}, noIPv6: true},
 			wantCalls: []string{"delete default via 172.18.0.1", "add unreachable 172.18.0.1/32"},
 			wantState: "172.18.0.1\n",
 			wantLog:   "no IPv6 default route",
 		},
 		{
 			name:   "IPv6 on: both families lose their default route",
-			kernel: fakeKernel{routes: []Route{dockerDefault, dockerSubnet, v6Default, v6Subnet}},
+			kernel: fakeKernel{routes: []netlink.Route{dockerDefault, dockerSubnet, v6Default, v6Subnet}},
 			wantCalls: []string{"delete default via 172.18.0.1", "delete default via fd00::1",
 				"add unreachable 172.18.0.1/32", "add unreachable fd00::1/128"},
 			wantState: "172.18.0.1\nfd00::1\n",
@@ -127,33 +164,49 @@ func TestHold(t *testing.T) {
 		},
 		{
 			name: "two default routes via one gateway: both go, one block",
-			kernel: fakeKernel{routes: []Route{dockerDefault, dockerSubnet,
-				{Family: syscall.AF_INET, Type: syscall.RTN_UNICAST, Table: syscall.RT_TABLE_MAIN, Dst: netip.MustParsePrefix("0.0.0.0/0"),
-					Gateway: netip.MustParseAddr("172.18.0.1"), OIF: 12, Priority: 100}}},
+			kernel: fakeKernel{routes: []netlink.Route{dockerDefault, dockerSubnet,
+				route(syscall.RTN_UNICAST, mainTable, 0, "0.0.0.0/0", "172.18.0.1", 12, 100)}},
 			wantCalls: []string{"delete default via 172.18.0.1", "delete default via 172.18.0.1", "add unreachable 172.18.0.1/32"},
 			wantState: "172.18.0.1\n",
 		},
 		{
+			// The library reads the main table unless asked for all; policy routing could use another.
+			name: "a default route in a table other than main goes too",
+			kernel: fakeKernel{routes: []netlink.Route{dockerDefault, dockerSubnet,
+				route(syscall.RTN_UNICAST, 100, syscall.RTPROT_BOOT, "0.0.0.0/0", "172.18.0.1", 12, 0)}},
+			wantCalls: []string{"delete default via 172.18.0.1", "delete default via 172.18.0.1", "add unreachable 172.18.0.1/32"},
+			wantState: "172.18.0.1\n",
+		},
+		{
+			name:      "a dump the kernel marks interrupted is read again",
+			kernel:    fakeKernel{routes: []netlink.Route{dockerSubnet, dockerDefault}, interrupted: 1},
+			wantCalls: []string{"delete default via 172.18.0.1", "add unreachable 172.18.0.1/32"},
+			wantState: "172.18.0.1\n",
+		},
+		{
+			name:    "a dump interrupted every time is an error, not half a table",
+			kernel:  fakeKernel{routes: []netlink.Route{dockerSubnet, dockerDefault}, interrupted: dumpTries},
+			wantErr: "reading the IPv4 routes: results may be incomplete or inconsistent",
+		},
+		{
 			name:      "without NET_ADMIN the kernel refuses, and the error says what is missing",
-			kernel:    fakeKernel{routes: []Route{dockerDefault, dockerSubnet}, changeErr: syscall.EPERM},
+			kernel:    fakeKernel{routes: []netlink.Route{dockerDefault, dockerSubnet}, changeErr: syscall.EPERM},
 			wantCalls: []string{"delete default via 172.18.0.1"},
 			wantErr:   "deleting the route default via 172.18.0.1: operation not permitted: netguard needs the NET_ADMIN capability",
 		},
 		{
 			name:    "no default route: nothing says which address is the host's",
-			kernel:  fakeKernel{routes: []Route{dockerSubnet}},
+			kernel:  fakeKernel{routes: []netlink.Route{dockerSubnet}},
 			wantErr: "found no IPv4 default route with a gateway",
 		},
 		{
-			name: "a default route without a gateway: no address to block",
-			kernel: fakeKernel{routes: []Route{dockerSubnet, {Family: syscall.AF_INET, Type: syscall.RTN_UNICAST,
-				Table: syscall.RT_TABLE_MAIN, Dst: netip.MustParsePrefix("0.0.0.0/0"), OIF: 12}}},
+			name:    "a default route without a gateway: no address to block",
+			kernel:  fakeKernel{routes: []netlink.Route{dockerSubnet, route(syscall.RTN_UNICAST, mainTable, syscall.RTPROT_BOOT, "0.0.0.0/0", "", 12, 0)}},
 			wantErr: "found no IPv4 default route with a gateway",
 		},
 		{
-			name: "a multipath default route is refused, not half-read",
-			kernel: fakeKernel{routes: []Route{dockerSubnet, {Family: syscall.AF_INET, Type: syscall.RTN_UNICAST,
-				Table: syscall.RT_TABLE_MAIN, Dst: netip.MustParsePrefix("0.0.0.0/0"), Multipath: true}}},
+			name:    "a multipath default route is refused: its gateways are next hops, not one to block",
+			kernel:  fakeKernel{routes: []netlink.Route{dockerSubnet, multipath}},
 			wantErr: "several next hops",
 		},
 	} {
@@ -190,7 +243,7 @@ func TestHold(t *testing.T) {
 // Hold proves its own result: a kernel that keeps the default route (a delete that "succeeds" but
 // changes nothing) must not pass.
 func TestHoldChecksTheResult(t *testing.T) {
-	k := &stubbornKernel{fakeKernel{routes: []Route{dockerDefault, dockerSubnet}}}
+	k := &stubbornKernel{fakeKernel{routes: []netlink.Route{dockerDefault, dockerSubnet}}}
 	g := newGuard(t, &k.fakeKernel)
 	g.NL = k
 	if _, err := g.Hold(); err == nil || !strings.Contains(err.Error(), "after the change: the namespace has a default route again: default via 172.18.0.1 dev eth0") {
@@ -200,42 +253,41 @@ func TestHoldChecksTheResult(t *testing.T) {
 
 type stubbornKernel struct{ fakeKernel }
 
-func (k *stubbornKernel) Delete(Route) error { return nil }
+func (k *stubbornKernel) RouteDel(*netlink.Route) error { return nil }
 
 func TestCheck(t *testing.T) {
-	blocked := Route{Family: syscall.AF_INET, Type: syscall.RTN_UNREACHABLE, Table: syscall.RT_TABLE_MAIN,
-		Protocol: syscall.RTPROT_STATIC, Dst: netip.MustParsePrefix("172.18.0.1/32")}
+	blocked := route(syscall.RTN_UNREACHABLE, mainTable, syscall.RTPROT_STATIC, "172.18.0.1/32", "", 0, 0)
 	for _, tc := range []struct {
 		name    string
 		state   string // "": no state file
 		kernel  fakeKernel
 		wantErr string
 	}{
-		{name: "guarded", state: "172.18.0.1\n", kernel: fakeKernel{routes: []Route{dockerSubnet, blocked}}},
-		{name: "guarded, no IPv6 in the kernel", state: "172.18.0.1\n", kernel: fakeKernel{routes: []Route{dockerSubnet, blocked}, noIPv6: true}},
-		{name: "hold has not run", kernel: fakeKernel{routes: []Route{dockerSubnet, blocked}}, wantErr: "has not finished"},
-		{name: "an empty record", state: "\n", kernel: fakeKernel{routes: []Route{dockerSubnet, blocked}}, wantErr: "names no gateway"},
-		{name: "a garbled record", state: "172.18.0\n", kernel: fakeKernel{routes: []Route{dockerSubnet, blocked}}, wantErr: "172.18.0"},
+		{name: "guarded", state: "172.18.0.1\n", kernel: fakeKernel{routes: []netlink.Route{dockerSubnet, blocked}}},
+		{name: "guarded, no IPv6 in the kernel", state: "172.18.0.1\n", kernel: fakeKernel{routes: []netlink.Route{dockerSubnet, blocked}, noIPv6: true}},
+		{name: "hold has not run", kernel: fakeKernel{routes: []netlink.Route{dockerSubnet, blocked}}, wantErr: "has not finished"},
+		{name: "an empty record", state: "\n", kernel: fakeKernel{routes: []netlink.Route{dockerSubnet, blocked}}, wantErr: "names no gateway"},
+		{name: "a garbled record", state: "172.18.0\n", kernel: fakeKernel{routes: []netlink.Route{dockerSubnet, blocked}}, wantErr: "172.18.0"},
 		{
 			name: "the default route is back", state: "172.18.0.1\n",
-			kernel:  fakeKernel{routes: []Route{dockerSubnet, blocked, dockerDefault}},
+			kernel:  fakeKernel{routes: []netlink.Route{dockerSubnet, blocked, dockerDefault}},
 			wantErr: "default route again: default via 172.18.0.1 dev eth0",
 		},
 		{
 			// The subnet route still covers the gateway: only the recorded address shows it is the host's.
 			name: "the unreachable route was deleted", state: "172.18.0.1\n",
-			kernel:  fakeKernel{routes: []Route{dockerSubnet}},
-			wantErr: "172.18.0.1 is reachable: the kernel routes it via 172.18.0.0/16 dev eth0",
+			kernel:  fakeKernel{routes: []netlink.Route{dockerSubnet}},
+			wantErr: "172.18.0.1 is reachable: the kernel routes it via 172.18.0.1/32 dev eth0",
 		},
 		{
 			name: "a route off the link that is not a default route", state: "172.18.0.1\n",
-			kernel: fakeKernel{routes: []Route{dockerSubnet, blocked, {Family: syscall.AF_INET, Type: syscall.RTN_UNICAST,
-				Table: syscall.RT_TABLE_MAIN, Dst: netip.MustParsePrefix("192.0.0.0/8"), Gateway: netip.MustParseAddr("172.18.0.1"), OIF: 12}}},
-			wantErr: "192.0.2.1 is reachable",
+			kernel: fakeKernel{routes: []netlink.Route{dockerSubnet, blocked,
+				route(syscall.RTN_UNICAST, mainTable, syscall.RTPROT_BOOT, "192.0.0.0/8", "172.18.0.1", 12, 0)}},
+			wantErr: "192.0.2.1 is reachable: the kernel routes it via 192.0.2.1/32 via 172.18.0.1 dev eth0",
 		},
 		{
 			name: "an IPv6 default route", state: "172.18.0.1\n",
-			kernel:  fakeKernel{routes: []Route{dockerSubnet, blocked, v6Default}},
+			kernel:  fakeKernel{routes: []netlink.Route{dockerSubnet, blocked, v6Default}},
 			wantErr: "default via fd00::1",
 		},
 	} {

@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/vishvananda/netlink"
 )
 
 func TestMainExitCodes(t *testing.T) {
@@ -43,13 +45,13 @@ func TestMainExitCodes(t *testing.T) {
 		{name: "check before hold", args: []string{"check"}, code: 1, errOut: "netguard: check: "},
 		{
 			name: "hold without NET_ADMIN", args: []string{"hold"}, code: 1,
-			kernel: fakeKernel{routes: []Route{dockerDefault, dockerSubnet}, changeErr: syscall.EPERM},
+			kernel: fakeKernel{routes: []netlink.Route{dockerDefault, dockerSubnet}, changeErr: syscall.EPERM},
 			errOut: "netguard: hold: deleting the route default via 172.18.0.1: operation not permitted: netguard needs the NET_ADMIN capability",
 		},
 		{
 			// The context is already over: hold sets up, logs, and returns at once.
 			name: "hold, then stop", args: []string{"hold"}, code: 0,
-			kernel: fakeKernel{routes: []Route{dockerDefault, dockerSubnet}},
+			kernel: fakeKernel{routes: []netlink.Route{dockerDefault, dockerSubnet}},
 			errOut: "netguard: holding a namespace with no way out: deleted default via 172.18.0.1 dev eth0; added unreachable 172.18.0.1/32; no IPv6 default route\n",
 		},
 	} {
@@ -77,7 +79,7 @@ func TestMainExitCodes(t *testing.T) {
 
 // hold is the namespace holder: it must keep running until it is told to stop.
 func TestHoldWaitsForTheSignal(t *testing.T) {
-	k := &fakeKernel{routes: []Route{dockerDefault, dockerSubnet}}
+	k := &fakeKernel{routes: []netlink.Route{dockerDefault, dockerSubnet}}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan int)
 	go func() {
