@@ -6,13 +6,17 @@ import (
 	"io"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 )
 
 // RequestFailures counts k6's per-request warnings ("Request Failed") by kind. When certctl slows down
 // k6 prints one per request that got no answer, thousands in a run, and the progress lines drown: the
-// scenario's log keeps every one, the console a count.
+// scenario's log keeps every one, the console a count, and the first one's words of each kind.
 type RequestFailures map[string]int
+
+// FirstFailures are the first error of each kind, as k6 worded it.
+type FirstFailures map[string]string
 
 // requestFailedRE matches k6's warning for a request that got no response, and its error's text.
 var requestFailedRE = regexp.MustCompile(`level=warning msg="Request Failed" error="((?:[^"\\]|\\.)*)"`)
@@ -55,11 +59,23 @@ func (f RequestFailures) String() string {
 	return strings.Join(parts, ", ")
 }
 
+// Detail is the counts with the first error of each kind: "9 tls (first: Get "https://nginx/": x509: …)".
+func (f RequestFailures) Detail(first FirstFailures) string {
+	parts := strings.Split(f.String(), ", ")
+	for i, p := range parts {
+		_, kind, _ := strings.Cut(p, " ")
+		if e := first[kind]; e != "" {
+			parts[i] += " (first: " + e + ")"
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
 // failureFilter passes k6's output on line by line, but for its request-failure warnings, which it
-// counts instead.
+// counts instead (count gets the kind and the error's words).
 type failureFilter struct {
 	out   io.Writer
-	count func(kind string)
+	count func(kind, err string)
 	buf   []byte
 }
 
@@ -77,7 +93,11 @@ func (f *failureFilter) Write(b []byte) (int, error) {
 
 func (f *failureFilter) line(l []byte) {
 	if m := requestFailedRE.FindSubmatch(l); m != nil {
-		f.count(FailureKind(string(m[1])))
+		e, err := strconv.Unquote(`"` + string(m[1]) + `"`)
+		if err != nil {
+			e = string(m[1])
+		}
+		f.count(FailureKind(e), e)
 		return
 	}
 	f.out.Write(l)

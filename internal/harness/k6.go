@@ -144,7 +144,7 @@ func (st *k6Runs) started(i, slot int, l liveScenario) {
 
 // ended records a k6 process's end: a scenario ended when its last segment did; a segment's code
 // waits for the merge.
-func (st *k6Runs) ended(i, slot int, segment string, code int, at time.Time) RequestFailures {
+func (st *k6Runs) ended(i, slot int, segment string, code int, at time.Time) (RequestFailures, FirstFailures) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if st.runs[i].EndedAt == nil || at.After(*st.runs[i].EndedAt) {
@@ -155,17 +155,21 @@ func (st *k6Runs) ended(i, slot int, segment string, code int, at time.Time) Req
 	} else {
 		st.codes[i][segment] = code
 	}
-	return st.live[slot].failures
+	return st.live[slot].failures, st.live[slot].first
 }
 
-// failed counts one request of a k6 process that got no answer.
-func (st *k6Runs) failed(slot int, kind string) {
+// failed counts one request of a k6 process that k6 could not complete, keeping each kind's first error.
+func (st *k6Runs) failed(slot int, kind, err string) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	if st.live[slot].failures == nil {
-		st.live[slot].failures = RequestFailures{}
+	l := &st.live[slot]
+	if l.failures == nil {
+		l.failures, l.first = RequestFailures{}, FirstFailures{}
 	}
-	st.live[slot].failures[kind]++
+	if l.failures[kind] == 0 {
+		l.first[kind] = err
+	}
+	l.failures[kind]++
 }
 
 func (st *k6Runs) stopped(slot int) {
@@ -182,9 +186,9 @@ func (r *Runner) runK6(ctx context.Context, compose Compose, dir string, st *k6R
 		w = &prefixWriter{prefix: "[" + p.segment + "] ", out: w, mu: &sync.Mutex{}}
 	}
 	pw := &prefixWriter{prefix: "[" + p.name + "] ", out: r.Stderr, mu: &r.console}
-	console := &failureFilter{out: pw, count: func(kind string) { st.failed(slot, kind) }}
+	console := &failureFilter{out: pw, count: func(kind, e string) { st.failed(slot, kind, e) }}
 	out := io.MultiWriter(w, console)
-	st.started(i, slot, liveScenario{name: p.name, container: p.container, perMinute: p.scenario.Tier == "connector", started: r.Now().UTC(), failures: RequestFailures{}})
+	st.started(i, slot, liveScenario{name: p.name, container: p.container, perMinute: p.scenario.Tier == "connector", started: r.Now().UTC()})
 	code, err := compose.Run(ctx, out, out, r.k6Args(dir, p)...)
 	st.stopped(slot)
 	if ctx.Err() != nil {
@@ -200,9 +204,9 @@ func (r *Runner) runK6(ctx context.Context, compose Compose, dir string, st *k6R
 	if err != nil && code == 0 {
 		code = results.ExitEnvironment
 	}
-	failures := st.ended(i, slot, p.segment, code, ended)
-	if f := failures.String(); f != "" {
-		r.logf("scenario %s: k6 exited %d; requests with no answer: %s (each in %s)", p.name, code, f, filepath.Join("logs", p.scenario.Name+".log"))
+	failures, first := st.ended(i, slot, p.segment, code, ended)
+	if len(failures) > 0 {
+		r.logf("scenario %s: k6 exited %d; requests k6 could not complete: %s; each is in %s", p.name, code, failures.Detail(first), filepath.Join("logs", p.scenario.Name+".log"))
 		return
 	}
 	r.logf("scenario %s: k6 exited %d", p.name, code)

@@ -53,8 +53,8 @@ type Progress struct {
 	Window   time.Duration
 	// PerMinute: the scenario's rate is set per minute (the connector tier), so its line says so too.
 	PerMinute bool
-	// Failures are the requests that got no answer so far, by kind, from k6's warnings (kept out of the
-	// console: the scenario's log has each).
+	// Failures are the requests k6 could not complete so far (no answer, refused, a certificate that did
+	// not verify), by kind, from k6's warnings: the scenario's log has each, the console this count.
 	Failures RequestFailures
 }
 
@@ -96,7 +96,7 @@ func (p Progress) Line() string {
 		fmt.Fprintf(&b, "  p95 %s ms", ms1(p95))
 	}
 	if f := p.Failures.String(); f != "" {
-		fmt.Fprintf(&b, "  no answer: %s", f)
+		fmt.Fprintf(&b, "  not completed: %s", f)
 	}
 	return b.String()
 }
@@ -135,6 +135,7 @@ type liveScenario struct {
 	prev            Stats
 	prevAt          time.Time
 	failures        RequestFailures
+	first           FirstFailures
 }
 
 // showProgress prints, every PROGRESS_INTERVAL, one line per scenario whose k6 runs, until the

@@ -92,8 +92,13 @@ func TestEveryStops(t *testing.T) {
 // k6's per-request warnings stay in the scenario's log; the console gets their count by kind.
 func TestRequestFailuresCounted(t *testing.T) {
 	var console bytes.Buffer
-	got := RequestFailures{}
-	f := &failureFilter{out: &console, count: func(k string) { got[k]++ }}
+	got, first := RequestFailures{}, FirstFailures{}
+	f := &failureFilter{out: &console, count: func(k, e string) {
+		if got[k] == 0 {
+			first[k] = e
+		}
+		got[k]++
+	}}
 	f.Write([]byte(`time="2026-11-27T12:00:00Z" level=warning msg="Request Failed" error="Get \"https://certctl-server:8443/api/v1/certificates\": request timeout"` + "\n" +
 		`time="2026-11-27T12:00:00Z" level=warning msg="Request Failed" error="Post \"https://certctl-server:8443/api/v1/certificates\": dial tcp 172.18.0.3:8443: connect: connection refused"` + "\n" +
 		"list_certificates: 499 requests\n" +
@@ -106,7 +111,10 @@ func TestRequestFailuresCounted(t *testing.T) {
 		t.Errorf("counts: %q", got.String())
 	}
 	line := Progress{Scenario: "list_certificates", Elapsed: time.Minute, Now: Stats{"iterations": {"count": 10, "rate": 1}}, Failures: got}.Line()
-	if !strings.HasSuffix(line, "  no answer: 2 timeout, 1 refused") {
+	if !strings.HasSuffix(line, "  not completed: 2 timeout, 1 refused") {
 		t.Errorf("progress line %q", line)
+	}
+	if d := got.Detail(first); d != `2 timeout (first: Get "https://certctl-server:8443/api/v1/certificates": request timeout); 1 refused (first: Post "https://certctl-server:8443/api/v1/certificates": dial tcp 172.18.0.3:8443: connect: connection refused)` {
+		t.Errorf("detail %q", d)
 	}
 }

@@ -58,10 +58,14 @@ func TestConnectorThresholdsCanFail(t *testing.T) {
 	t.Run("wrong starter certificate", func(t *testing.T) {
 		r := loadtestRun(t, connectorEnv(t, "DURATION=5s", "STARTER_NAMES=somewhere-else.example"))
 		wantCode(t, r, 99)
+		// No connection was made: the connection-time budgets judged no sample, and do not pass.
 		for _, tt := range targetTypes {
-			wantThresholds(t, r, tt, tagged("http_req_failed", tt)+" rate<0.01", tagged("checks", tt)+" rate>0.99")
+			wantThresholds(t, r, tt, tagged("http_req_failed", tt)+" rate<0.01", tagged("checks", tt)+" rate>0.99",
+				tagged("connection_duration", tt)+" p(95)<"+p95[tt], tagged("connection_duration", tt)+" p(99)<"+p99[tt])
 		}
-		wantOutput(t, r, `x509: certificate is valid for somewhere-else.example`)
+		wantOutput(t, r, `(?m)^  FAIL  connection_duration\{target_type:nginx,scenario:nginx\} +p\(95\)<1000 +no sample$`)
+		// k6's warnings stay in the scenario's log; the console counts them, with the first one's words.
+		wantOutput(t, r, `(?m)^loadtest: scenario nginx: k6 exited 99; requests k6 could not complete: \d+ tls \(first: .*x509: certificate is valid for somewhere-else.example`)
 	})
 	t.Run("unexpected TLS version", func(t *testing.T) {
 		r := loadtestRun(t, connectorEnv(t, "DURATION=5s", "EXPECT_TLS_VERSION=tls1.2"))
