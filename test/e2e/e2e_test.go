@@ -438,6 +438,27 @@ func unansweredOnly(s results.Summary, scenario, key string) bool {
 	return false
 }
 
+// timingBreaches are a run's broken thresholds when every one of them is a timing budget (latency,
+// dropped iterations), nil when the run broke none or any other.
+func timingBreaches(s results.Summary) []string {
+	var out []string
+	for _, sc := range s.Scenarios {
+		if sc.Record == nil {
+			return nil
+		}
+		for _, th := range sc.Record.Thresholds {
+			if th.OK {
+				continue
+			}
+			if th.NoSample || !timingThreshold(thresholdKey(th.Metric, th.Expression)) {
+				return nil
+			}
+			out = append(out, fmt.Sprintf("%s %s %s (%s)", sc.Name, th.Metric, th.Expression, th.Measured()))
+		}
+	}
+	return out
+}
+
 // timingThreshold: a budget on latency or on the rate delivered, which CPU contention alone can break.
 func timingThreshold(key string) bool {
 	metric, _, _ := strings.Cut(key, " ")
