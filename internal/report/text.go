@@ -1,6 +1,7 @@
 package report
 
 import (
+	"certctl-loadtest/internal/defects"
 	"certctl-loadtest/internal/results"
 	"encoding/json"
 	"fmt"
@@ -139,10 +140,51 @@ func Text(s results.Summary) string {
 			fmt.Fprintf(&b, "  - %s\n", f)
 		}
 	}
+	breachesText(&b, s.Breaches)
 	if s.Diagnosis != nil {
 		diagnosisText(&b, s.Diagnosis)
 	}
 	return b.String()
+}
+
+// breachesText is the broken thresholds in three groups: new (no known defect of certctl explains
+// them), known (with the defects that do), and the known defects this build showed before that the run
+// did not meet. Nothing when there is nothing in any group.
+func breachesText(b *strings.Builder, v *defects.Verdict) {
+	if v == nil || len(v.New)+len(v.Known)+len(v.NotAppearing) == 0 {
+		return
+	}
+	build := v.Build
+	if build == "" {
+		build = "this build"
+	}
+	b.WriteString("\nbreaches against certctl's known defects (docs/certctl-findings.md)\n")
+	if len(v.New) > 0 {
+		b.WriteString("  new: no known defect explains them\n")
+		for _, x := range v.New {
+			fmt.Fprintf(b, "    - %s\n", breachLine(x))
+		}
+	}
+	if len(v.Known) > 0 {
+		b.WriteString("  known: certctl's defects, as registered\n")
+		for _, x := range v.Known {
+			fmt.Fprintf(b, "    - %s: %s\n", breachLine(x.Breach), strings.Join(x.Defects, ", "))
+		}
+	}
+	if len(v.NotAppearing) > 0 {
+		fmt.Fprintf(b, "  not appearing: seen on %s before, not met by this run (fixed?)\n", build)
+		for _, a := range v.NotAppearing {
+			fmt.Fprintf(b, "    - %s (%s): %s ran without it\n", a.Defect, a.Title, strings.Join(a.Scenarios, ", "))
+		}
+	}
+}
+
+func breachLine(x defects.Breach) string {
+	l := x.Scenario + ": " + x.Threshold
+	if x.Measured != "" {
+		l += " (" + x.Measured + ")"
+	}
+	return l
 }
 
 // PKITable renders PKI rows in a CA benchmark's columns (ok: operations that succeeded; per s: over the
@@ -388,7 +430,7 @@ type judgedThreshold struct {
 // judgedThresholds are a record's thresholds by metric, marked, and whether none was judged: k6
 // reports the thresholds of a run whose setup() aborted as held, over no samples at all.
 func judgedThresholds(r *results.Record) (ts []judgedThreshold, unjudged bool) {
-	unjudged = !setupRan(r)
+	unjudged = !r.SetupRan()
 	for _, t := range r.Thresholds {
 		mark := "ok"
 		switch {
@@ -480,10 +522,4 @@ func nonEmpty(s string) []string {
 		return nil
 	}
 	return []string{s}
-}
-
-// setupRan reports whether the scenario's setup() returned: its record keeps the setup data's scalars,
-// null when setup() threw or aborted.
-func setupRan(r *results.Record) bool {
-	return len(r.Setup) > 0 && string(r.Setup) != "null"
 }

@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"certctl-loadtest/internal/defects"
 	"certctl-loadtest/internal/diagnosis"
 )
 
@@ -207,6 +208,26 @@ type Threshold struct {
 	NoSample bool `json:"no_sample,omitempty"`
 }
 
+// Key names a threshold as a scenario states it: its metric without the tags thresholds.js adds (the
+// scenario's, a latency's expected_response:true), then the expression ("checks{walk:page} rate==1").
+// The other tags stay: a scenario may hold the same expression on two tag sets.
+func (t Threshold) Key() string {
+	name, tags, ok := strings.Cut(strings.TrimSuffix(t.Metric, "}"), "{")
+	if !ok {
+		return name + " " + t.Expression
+	}
+	var kept []string
+	for _, tag := range strings.Split(tags, ",") {
+		if !strings.HasPrefix(tag, "scenario:") && tag != "expected_response:true" {
+			kept = append(kept, tag)
+		}
+	}
+	if len(kept) == 0 {
+		return name + " " + t.Expression
+	}
+	return name + "{" + strings.Join(kept, ",") + "} " + t.Expression
+}
+
 // Measured is the value beside its aggregate, "p(95)=910.2", or "" when the record has none.
 func (t Threshold) Measured() string {
 	if t.NoSample {
@@ -264,6 +285,10 @@ type Summary struct {
 	Findings []string `json:"findings,omitempty"`
 	// Diagnosis is where the time went, from what the collectors recorded beside the load (server/).
 	Diagnosis *diagnosis.Diagnosis `json:"diagnosis,omitempty"`
+	// Breaches are the broken thresholds sorted against certctl's known defects (internal/defects):
+	// new, known with the defects that explain them, and the defects seen on this build that the run
+	// did not meet.
+	Breaches *defects.Verdict `json:"breaches,omitempty"`
 }
 
 // ConnectorRow is a target type's figures: p50…max are the whole exchange of a fresh connection
@@ -417,6 +442,12 @@ func pkiTier(rows []Scenario) []PKIRow {
 	return out
 }
 
+// SetupRan reports whether the scenario's setup() returned: its record keeps the setup data's scalars,
+// null when setup() threw or aborted (and k6 then reports its thresholds held over nothing).
+func (r *Record) SetupRan() bool {
+	return len(r.Setup) > 0 && string(r.Setup) != "null"
+}
+
 // SetupValue is one scalar of what the scenario's setup() returned; nil when absent.
 func (r *Record) SetupValue(key string) any {
 	var m map[string]any
@@ -568,6 +599,7 @@ func Assemble(dir string, run Run) Summary {
 	s.PKITier = pkiTier(s.Scenarios)
 	s.Findings = findings(s.Scenarios)
 	s.Diagnosis = analyze(dir, run, s.Scenarios)
+	s.Breaches = classify(run, s.Scenarios)
 	s.Passed = s.ExitCode == 0 && len(s.FailedChecks) == 0
 	return s
 }
@@ -634,4 +666,41 @@ func analyze(dir string, run Run, rows []Scenario) *diagnosis.Diagnosis {
 		in.Scenarios = append(in.Scenarios, w)
 	}
 	return diagnosis.Analyze(in)
+}
+
+// classify sorts the run's broken thresholds against the registry of certctl's known defects.
+func classify(run Run, rows []Scenario) *defects.Verdict {
+	reg, err := defects.Registry()
+	if err != nil {
+		return nil // embedded, and refused by its tests before it ships
+	}
+	var in []defects.Scenario
+	for _, sc := range rows {
+		r := sc.Record
+		if r == nil {
+			continue
+		}
+		d := defects.Scenario{Name: sc.Name, Judged: r.SetupRan(), Counters: r.Counters}
+		json.Unmarshal(r.Setup, &d.Setup)
+		for _, t := range r.Thresholds {
+			if !t.OK {
+				d.Breached = append(d.Breached, defects.Breach{Scenario: sc.Name, Threshold: t.Key(), Measured: t.Measured()})
+			}
+		}
+		in = append(in, d)
+	}
+	v := defects.Classify(reg, BuildName(run.Certctl), in)
+	return &v
+}
+
+// BuildName names the certctl that ran as the registry's builds do: the folder it was packaged from
+// (CERTCTL_DIST's last element, "v2.1.7"), else its image's tag; "" when neither says.
+func BuildName(c Certctl) string {
+	if c.Build != "" {
+		return filepath.Base(filepath.Clean(c.Build))
+	}
+	if i := strings.LastIndex(c.Image, ":"); i > 0 && !strings.Contains(c.Image[i:], "/") {
+		return c.Image[i+1:]
+	}
+	return ""
 }
