@@ -1,6 +1,7 @@
 package defects
 
 import (
+	"encoding/json"
 	"os"
 	"reflect"
 	"regexp"
@@ -113,6 +114,72 @@ func TestIDs(t *testing.T) {
 	for _, e := range registry(t) {
 		if !re.MatchString(e.ID) {
 			t.Errorf("id %q", e.ID)
+		}
+	}
+}
+
+// Each entry explains thresholds its scenarios hold (k6/lib/thresholds.json, `_extends` resolved): a
+// renamed budget or scenario would otherwise leave its breaches new without a word.
+func TestRegistryNamesBudgets(t *testing.T) {
+	// The tiers' budgets (thresholds.json) and the spot checks' baselines (spotchecks.json, under
+	// "thresholds").
+	budgets := map[string]map[string]any{}
+	for _, f := range []string{"thresholds.json", "spotchecks.json"} {
+		b, err := os.ReadFile("../../k6/lib/" + f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var all map[string]json.RawMessage
+		if err := json.Unmarshal(b, &all); err != nil {
+			t.Fatal(err)
+		}
+		for name, raw := range all {
+			var m map[string]any
+			if json.Unmarshal(raw, &m) != nil {
+				continue
+			}
+			if th, ok := m["thresholds"].(map[string]any); ok && f == "spotchecks.json" {
+				m = th
+			}
+			budgets[name] = m
+		}
+	}
+	var held func(name string) map[string]bool
+	held = func(name string) map[string]bool {
+		out := map[string]bool{}
+		for metric, v := range budgets[name] {
+			switch exprs := v.(type) {
+			case string:
+				if metric == "_extends" {
+					for k := range held(exprs) {
+						out[k] = true
+					}
+				}
+			case []any:
+				for _, e := range exprs {
+					out[metric+" "+e.(string)] = true
+				}
+			}
+		}
+		return out
+	}
+	for _, e := range registry(t) {
+		explained := map[string]bool{}
+		for _, sc := range e.Scenarios {
+			h := held(sc)
+			if len(h) == 0 {
+				t.Errorf("%s: scenario %s has no budget in k6/lib/thresholds.json", e.ID, sc)
+			}
+			for _, th := range e.Explains {
+				if h[th] {
+					explained[th] = true
+				}
+			}
+		}
+		for _, th := range e.Explains {
+			if !explained[th] {
+				t.Errorf("%s explains %q, which none of %v holds", e.ID, th, e.Scenarios)
+			}
 		}
 	}
 }
