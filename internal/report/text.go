@@ -41,6 +41,11 @@ func Text(s results.Summary) string {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", sc.Name, sc.Tier, strings.Join(figures(sc), "\t"), sc.Status)
 	}
 	tw.Flush()
+	for _, sc := range s.Scenarios {
+		if rec := sc.Record; rec != nil && rec.CutShort {
+			fmt.Fprintf(&b, "%s was cut short: its achieved/s is over the %.0f s it ran, of %.0f s configured\n", sc.Name, rec.TestRunDurationS, rec.DurationS)
+		}
+	}
 	for _, u := range r.Unavailable {
 		fmt.Fprintf(&b, "unavailable against an external certctl: %s (%s)\n", u.Scenario, u.Reason)
 	}

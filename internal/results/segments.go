@@ -367,6 +367,11 @@ func merged(recs []record, pl pool, exitCodes map[string]int) (map[string]any, [
 	out["iterations"] = iterations
 	out["dropped_iterations"] = dropped
 	out["requests"] = requests
+	if runS > 0 && runS < seconds {
+		// Cut short, as summary.js judges it for one process: the rate over the time it lasted.
+		seconds = runS
+		out["cut_short"] = true
+	}
 	if seconds > 0 {
 		out["achieved_rate_per_s"] = round(iterations/seconds, 3)
 	}

@@ -157,6 +157,9 @@ type Record struct {
 		Max          int `json:"max"`
 	} `json:"vus"`
 	TestRunDurationS float64         `json:"test_run_duration_s"`
+	// CutShort: the run ended before DURATION (interrupted, a stack fault), and AchievedRatePerS is over
+	// TestRunDurationS instead (absent in records written before it was kept).
+	CutShort bool `json:"cut_short,omitempty"`
 	Setup            json.RawMessage `json:"setup"`
 	// Connector tier: the target type and the TLS handshake / TCP connect parts of each request.
 	TargetType string             `json:"target_type,omitempty"`

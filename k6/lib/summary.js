@@ -86,6 +86,13 @@ export function thresholdValue(values, expr) {
   return typeof v === 'number' && isFinite(v) ? v : null;
 }
 
+// loadSeconds is how long the load ran: the configured duration, or the whole run's time when that is
+// shorter (the run was cut short; setup's few seconds are counted in, k6 reports no more).
+export function loadSeconds(data, configured) {
+  const ran = num(data.state && data.state.testRunDurationMs) / 1000;
+  return ran > 0 && ran < configured ? ran : configured;
+}
+
 export function scenarioRecord(data, spec, k6scenario, cfg) {
   const name = spec.name;
   // Counters have a count; for a Rate, what is counted is its true samples (e.g. 5xx responses).
@@ -111,8 +118,10 @@ export function scenarioRecord(data, spec, k6scenario, cfg) {
     duration_s: seconds,
     // constant-vus scenarios have no target rate: 0, and achieved is what the VUs managed.
     target_rate_per_s: k6scenario.rate ? k6scenario.rate / timeUnitSeconds(k6scenario.timeUnit) : 0,
-    // Iterations per configured second; an arrival-rate run that kept up shows the target here.
-    achieved_rate_per_s: round(iterations / seconds, 3),
+    // Iterations per second of the load: the configured duration, or the time the run lasted when it
+    // was cut short (interrupted, a stack fault), which cut_short says; an arrival-rate run that kept
+    // up shows the target here.
+    achieved_rate_per_s: round(iterations / loadSeconds(data, seconds), 3),
     iterations,
     dropped_iterations: count('dropped_iterations'),
     requests: count('http_reqs'),
@@ -127,6 +136,7 @@ export function scenarioRecord(data, spec, k6scenario, cfg) {
     thresholds_ok: thresholds.every((t) => t.ok),
     vus: { pre_allocated: k6scenario.preAllocatedVUs || k6scenario.vus, max: k6scenario.maxVUs || k6scenario.vus },
     test_run_duration_s: round(num(data.state && data.state.testRunDurationMs) / 1000, 3),
+    cut_short: loadSeconds(data, seconds) < seconds || undefined,
     setup: scalars(data.setup_data),
     // The metric behind each figure: a merge of execution segments recomputes the figures from the
     // segments' raw samples (internal/segments), and needs to know which samples made which figure.

@@ -146,7 +146,13 @@ function testSummary() {
   eq('record schema', rec.schema, RECORD_SCHEMA);
   eq('record requests come from the scenario sub-metric, not setup', rec.requests, 1500);
   eq('record target rate', rec.target_rate_per_s, 50);
-  eq('record achieved rate = iterations / configured duration', rec.achieved_rate_per_s, 49.667);
+  eq('record achieved rate = iterations / configured duration', [rec.achieved_rate_per_s, rec.cut_short], [49.667, undefined]);
+  // Stopped at 40 s of 90 at a real 46/s: the rate over the 40 s it ran, and the record says it was cut.
+  const stopped = fakeData();
+  stopped.state.testRunDurationMs = 40000;
+  stopped.metrics['iterations{scenario:s}'].values.count = 1840;
+  const cut = scenarioRecord(stopped, spec, k6scenario, { durationSeconds: 90 });
+  eq('a run cut short: its rate over the time it ran', [cut.achieved_rate_per_s, cut.cut_short, cut.duration_s], [46, true, 90]);
   eq('record dropped', rec.dropped_iterations, 10);
   eq('record error rate', rec.error_rate, 0.002);
   eq('record latency: the successful requests\'', rec.latency_ms, { avg: 3.5, min: 1, p50: 3.1, p90: 5, p95: 6.25, p99: 9.5, max: 40 });
