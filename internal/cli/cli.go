@@ -265,7 +265,7 @@ func runOne(ctx context.Context, e Env, cmd string, cfg harness.Config) int {
 	}
 	r := &harness.Runner{
 		Cfg: cfg, Exec: e.Exec, Env: append(append([]string(nil), e.Environ...), envList(cfg.Env)...),
-		Stdout: e.Stdout, Stderr: e.Stderr, Now: e.Now, Command: commandLine(cmd, e.Getenv),
+		Stdout: e.Stdout, Stderr: e.Stderr, Now: e.Now, Command: commandLine(cmd, e.Getenv, e.Environ), Settings: harness.InForce(e.Environ),
 		Owner: harness.InvokingUser(e.Getenv, e.Euid, e.Egid), Harness: revision(e),
 	}
 	code := r.Run(ctx)
@@ -519,23 +519,14 @@ func envList(m map[string]string) []string {
 	return out
 }
 
-// commandLine records how to repeat the run: the make goal and the harness variables that were set.
-func commandLine(sub string, getenv func(string) string) string {
-	var parts []string
-	for _, k := range append([]string{"TIER", "SCENARIOS", "DURATION", "IMAGES", "CERTCTL_DIST", "CERTCTL_IMAGE", "CERTCTL_RATE_LIMIT_ENABLED", "MAX_VUS",
-		// They change what certctl is made to do: a run with a workaround is not a run without.
-		"ACME_FINALIZE_WORKAROUND", "OCSP_RESPONDER_WORKAROUND", "PKI_ISSUANCE_PATH",
-		// Where the load went and how it was sent; the API key is never written down.
-		"SEGMENTS", "TARGET", "CERTCTL_URL", "CERTCTL_CA_BUNDLE", "CERTCTL_TLS_VERIFY", "EXTERNAL_NETWORK", "ALLOW_PUBLIC_TARGET"}, harness.FaultKnobs...) {
-		if v := getenv(k); v != "" {
-			parts = append(parts, k+"="+v)
-		}
-	}
-	cmd := "loadtest " + sub
+// commandLine is how to repeat the run: the make goal (or the subcommand) and every knob in force
+// (harness.RepeatCommand).
+func commandLine(sub string, getenv func(string) string, environ []string) string {
+	cmd := harness.RepeatCommand(sub, environ)
 	if goal := getenv("LOADTEST_GOAL"); goal != "" {
-		cmd = "make " + goal
+		cmd = "make " + goal + strings.TrimPrefix(cmd, "loadtest "+sub)
 	}
-	return strings.TrimSpace(cmd + " " + strings.Join(parts, " "))
+	return cmd
 }
 
 // RepoRoot finds the repository from the working directory upwards (docker-compose.yml and k6/).

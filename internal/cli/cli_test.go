@@ -230,16 +230,21 @@ func TestReportMarkdown(t *testing.T) {
 }
 
 func TestCommandLine(t *testing.T) {
-	env := map[string]string{"LOADTEST_GOAL": "loadtest-scale", "TIER": "scale", "SCENARIOS": "agent_storm", "FAULT_BODY_RATE": "0.5", "PATH": "/bin"}
-	got := commandLine("run", func(k string) string { return env[k] })
+	environ := []string{"LOADTEST_GOAL=loadtest-scale", "TIER=scale", "SCENARIOS=agent_storm", "FAULT_BODY_RATE=0.5", "PATH=/bin", "RUN_ID=x"}
+	env := map[string]string{}
+	for _, kv := range environ {
+		k, v, _ := strings.Cut(kv, "=")
+		env[k] = v
+	}
+	got := commandLine("run", func(k string) string { return env[k] }, environ)
 	if want := "make loadtest-scale TIER=scale SCENARIOS=agent_storm FAULT_BODY_RATE=0.5"; got != want {
 		t.Errorf("commandLine = %q, want %q", got, want)
 	}
-	env = map[string]string{"LOADTEST_GOAL": "loadtest-pki", "TIER": "pki", "ACME_FINALIZE_WORKAROUND": "1", "OCSP_RESPONDER_WORKAROUND": "1"}
-	if got, want := commandLine("run", func(k string) string { return env[k] }), "make loadtest-pki TIER=pki ACME_FINALIZE_WORKAROUND=1 OCSP_RESPONDER_WORKAROUND=1"; got != want {
-		t.Errorf("commandLine = %q, want %q: the workarounds change what is measured", got, want)
+	environ = []string{"TIER=pki", "ACME_FINALIZE_WORKAROUND=1", "OCSP_RESPONDER_WORKAROUND=1", "DURATION=5m"}
+	if got, want := commandLine("run", func(string) string { return "" }, environ), "loadtest run TIER=pki ACME_FINALIZE_WORKAROUND=1 OCSP_RESPONDER_WORKAROUND=1"; got != want {
+		t.Errorf("commandLine = %q, want %q: the workarounds change what is measured, a default does not", got, want)
 	}
-	if got := commandLine("spotcheck", func(string) string { return "" }); got != "loadtest spotcheck" {
+	if got := commandLine("spotcheck", func(string) string { return "" }, nil); got != "loadtest spotcheck" {
 		t.Errorf("commandLine = %q", got)
 	}
 }

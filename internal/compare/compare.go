@@ -8,6 +8,7 @@ import (
 	"certctl-loadtest/internal/results"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -465,6 +466,10 @@ func summaryRows(name string, a, b *scenarioRuns) []Row {
 	return rows
 }
 
+// sideKnobs are the settings that tell a compare's sides apart by design (which certctl ran) or that
+// name a run without changing it.
+var sideKnobs = []string{"CERTCTL_DIST", "CERTCTL_IMAGE", "CERTCTL_AGENT_IMAGE", "CERTCTL_NEXT_DIST", "RUN_ID", "RESULTS_DIR"}
+
 // warnings say when the two sides did not measure the same thing, or cannot tell much.
 func warnings(s [2]loaded) []string {
 	var w []string
@@ -508,6 +513,32 @@ func warnings(s [2]loaded) []string {
 	differ("hosts", func(x results.Summary) string { return fmt.Sprintf("%d CPUs", x.Run.Host.CPUs) })
 	for _, k := range []string{"DIAGNOSIS", "PG_STAT_STATEMENTS", "CERTCTL_RATE_LIMIT_ENABLED", "FAULT_LATENCY", "FAULT_ERROR_RATE"} {
 		differ(k+" settings", func(x results.Summary) string { return k + "=" + x.Run.Config[k] })
+	}
+	// Every other knob in force (run.json's settings, kept since the harness records them): a side
+	// that set one the other did not measured another experiment. What picks the certctl is what is
+	// compared; a run's id and results directory change nothing.
+	recorded := true
+	keys := map[string]bool{}
+	for _, l := range s {
+		for _, sum := range l.summaries {
+			recorded = recorded && sum.Run.Settings != nil
+			for k := range sum.Run.Settings {
+				keys[k] = true
+			}
+		}
+	}
+	if recorded {
+		for _, k := range slices.Sorted(maps.Keys(keys)) {
+			if slices.Contains(sideKnobs, k) || slices.Contains([]string{"DIAGNOSIS", "PG_STAT_STATEMENTS", "CERTCTL_RATE_LIMIT_ENABLED", "FAULT_LATENCY", "FAULT_ERROR_RATE"}, k) {
+				continue
+			}
+			differ(k+" settings", func(x results.Summary) string {
+				if v, ok := x.Run.Settings[k]; ok {
+					return k + "=" + v
+				}
+				return k + " at its default"
+			})
+		}
 	}
 	for i, l := range s {
 		for _, r := range l.info.Runs {

@@ -1,7 +1,9 @@
 package compare
 
 import (
+	"certctl-loadtest/internal/results"
 	"flag"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -200,5 +202,39 @@ func TestBlocksKeepEveryRequest(t *testing.T) {
 	}
 	if n != 6000 || failed != 600 || ok != 5400 {
 		t.Errorf("n %d failed %d ok %d", n, failed, ok)
+	}
+}
+
+// Two sides that set a knob apart measured two experiments: compare says which knob. The certctl that
+// ran is what is compared, and a side recorded before settings were kept says nothing either way.
+func TestSettingsApartAreWarned(t *testing.T) {
+	side := func(label string, settings ...map[string]string) loaded {
+		l := loaded{info: SideInfo{Label: label}}
+		for i, m := range settings {
+			var sum results.Summary
+			sum.Run.Settings = m
+			l.summaries = append(l.summaries, sum)
+			l.info.Runs = append(l.info.Runs, RunInfo{RunID: fmt.Sprint(label, i), Passed: true})
+		}
+		return l
+	}
+	w := warnings([2]loaded{
+		side("old", map[string]string{"CERTCTL_DIST": "/b/v2.1.7", "RATE_LIST_CERTIFICATES": "80"}, map[string]string{"CERTCTL_DIST": "/b/v2.1.7", "RATE_LIST_CERTIFICATES": "80"}),
+		side("new", map[string]string{"CERTCTL_DIST": "/b/main", "MAX_VUS": "50"}, map[string]string{"CERTCTL_DIST": "/b/main", "MAX_VUS": "50"}),
+	})
+	joined := strings.Join(w, "\n")
+	for _, want := range []string{
+		"the MAX_VUS settings differ: old MAX_VUS at its default, new MAX_VUS=50",
+		"the RATE_LIST_CERTIFICATES settings differ: old RATE_LIST_CERTIFICATES=80, new RATE_LIST_CERTIFICATES at its default",
+	} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("warnings lack %q:\n%s", want, joined)
+		}
+	}
+	if strings.Contains(joined, "CERTCTL_DIST") {
+		t.Errorf("the certctl compared is warned about:\n%s", joined)
+	}
+	if w := warnings([2]loaded{side("old", nil, nil), side("new", map[string]string{"MAX_VUS": "50"}, map[string]string{"MAX_VUS": "50"})}); strings.Contains(strings.Join(w, "\n"), "MAX_VUS") {
+		t.Errorf("a side recorded before settings were kept: %q", w)
 	}
 }

@@ -21,7 +21,9 @@ type Runner struct {
 	Stdout  io.Writer
 	Stderr  io.Writer
 	Now     func() time.Time
-	Command string // how the run was invoked, for run.json
+	Command string // how to repeat the run, for run.json
+	// Settings are the knobs in force (InForce): run.json keeps them, compare sets two sides' apart.
+	Settings []Setting
 	Harness string // this harness's revision, for run.json
 	// Owner owns the run directory and everything in it, k6's records included (k6 runs as this user):
 	// the invoking user, also when the harness runs as root through sudo.
@@ -50,7 +52,7 @@ func (r *Runner) Run(ctx context.Context) int {
 	compose := Compose{Cfg: r.Cfg, Exec: r.Exec, Env: append(slices.Clone(r.Env), "LT_OWNER="+r.Owner.String())}
 	run := results.Run{
 		RunID: r.Cfg.RunID, StartedAt: r.Now().UTC(), Command: r.Command, Tiers: r.Cfg.Tiers,
-		Config: r.Cfg.Redacted(), Host: r.host(ctx),
+		Config: r.Cfg.Redacted(), Settings: SettingsMap(r.Settings), Host: r.host(ctx),
 	}
 
 	// Checks that need no stack: bad input and a missing image fail here, in seconds.

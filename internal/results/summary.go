@@ -44,6 +44,9 @@ type Run struct {
 	Harness    string            `json:"harness,omitempty"`
 	Host       Host              `json:"host"`
 	Config     map[string]string `json:"config"`
+	// Settings are the knobs the environment set to other than their defaults, secrets redacted: what
+	// makes this run another experiment than one at the defaults (absent in runs recorded before).
+	Settings map[string]string `json:"settings,omitempty"`
 	Scenarios  []ScenarioRun     `json:"scenarios"`
 	ExitCode   int               `json:"exit_code"`
 	Error      string            `json:"error,omitempty"`
