@@ -24,7 +24,7 @@ type Runner struct {
 	Command string // how to repeat the run, for run.json
 	// Settings are the knobs in force (InForce): run.json keeps them, compare sets two sides' apart.
 	Settings []Setting
-	Harness string // this harness's revision, for run.json
+	Harness  string // this harness's revision, for run.json
 	// Owner owns the run directory and everything in it, k6's records included (k6 runs as this user):
 	// the invoking user, also when the harness runs as root through sudo.
 	Owner Owner

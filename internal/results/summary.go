@@ -41,12 +41,12 @@ type Run struct {
 	ImagePins map[string]string `json:"image_pins,omitempty"` // image that ran in place of a .env pin → that pin
 	K6Version string            `json:"k6_version"`
 	// Harness is the revision of this harness that ran (git, "-dirty" with local changes).
-	Harness    string            `json:"harness,omitempty"`
-	Host       Host              `json:"host"`
-	Config     map[string]string `json:"config"`
+	Harness string            `json:"harness,omitempty"`
+	Host    Host              `json:"host"`
+	Config  map[string]string `json:"config"`
 	// Settings are the knobs the environment set to other than their defaults, secrets redacted: what
 	// makes this run another experiment than one at the defaults (absent in runs recorded before).
-	Settings map[string]string `json:"settings,omitempty"`
+	Settings   map[string]string `json:"settings,omitempty"`
 	Scenarios  []ScenarioRun     `json:"scenarios"`
 	ExitCode   int               `json:"exit_code"`
 	Error      string            `json:"error,omitempty"`
@@ -159,11 +159,11 @@ type Record struct {
 		PreAllocated int `json:"pre_allocated"`
 		Max          int `json:"max"`
 	} `json:"vus"`
-	TestRunDurationS float64         `json:"test_run_duration_s"`
+	TestRunDurationS float64 `json:"test_run_duration_s"`
 	// CutShort: the run ended before DURATION (interrupted, a stack fault), and AchievedRatePerS is over
 	// TestRunDurationS instead (absent in records written before it was kept).
-	CutShort bool `json:"cut_short,omitempty"`
-	Setup            json.RawMessage `json:"setup"`
+	CutShort bool            `json:"cut_short,omitempty"`
+	Setup    json.RawMessage `json:"setup"`
 	// Connector tier: the target type and the TLS handshake / TCP connect parts of each request.
 	TargetType string             `json:"target_type,omitempty"`
 	TrendsMS   map[string]Latency `json:"trends_ms,omitempty"`
