@@ -24,6 +24,10 @@ type Input struct {
 	LoadStart time.Time
 	HostCPUs  int
 	Scenarios []ScenarioWindow
+	// JudgeMachine: a machine that work outside the run (or the load generator) took enough of makes
+	// the diagnosis say so instead of blaming certctl (MACHINE_CHECK; the e2e tests, which run stacks
+	// side by side on purpose, turn it off).
+	JudgeMachine bool
 }
 
 type ScenarioWindow struct {
@@ -43,6 +47,10 @@ func Analyze(in Input) *Diagnosis {
 	d := &Diagnosis{HostCPUs: in.HostCPUs}
 	d.Window = window(in)
 	f := facts{}
+	f["machine.judged"] = 0.0
+	if in.JudgeMachine {
+		f["machine.judged"] = 1.0
+	}
 	f["host.cpus"] = float64(in.HostCPUs)
 	d.containers(server, in, f)
 	status := d.collectorStatus(server)
@@ -52,6 +60,21 @@ func Analyze(in Input) *Diagnosis {
 	d.metrics(server, status, f)
 	d.Series = series(in, server)
 	d.Findings = evaluate(Rules, f)
+	for _, x := range d.Findings {
+		if x.Kind == "machine" && d.Machine != nil {
+			d.Machine.Decided, d.Machine.Sentence = true, x.Sentence
+		}
+	}
+	if d.Machine != nil && d.Machine.Decided {
+		// The figures moved with the machine: what would blame certctl's database or CPU is left out.
+		kept := d.Findings[:0]
+		for _, x := range d.Findings {
+			if x.Kind != "contention" && x.Kind != "limit" {
+				kept = append(kept, x)
+			}
+		}
+		d.Findings = kept
+	}
 	for _, s := range d.Sources {
 		if s.Status != "ok" {
 			d.Findings = append(d.Findings, Finding{Rule: "source-unavailable", Kind: "unavailable", Sentence: fmt.Sprintf("%s: not available: %s", s.Name, s.Reason)})
@@ -170,6 +193,7 @@ func (d *Diagnosis) containers(server string, in Input, f facts) {
 	}
 	src.Status = "ok"
 	d.Sources = append(d.Sources, src)
+	d.machine(server, in, busy, f)
 	secs := make([]int, 0, len(busy))
 	for s := range busy {
 		secs = append(secs, s)
@@ -711,3 +735,70 @@ func round1(v float64) float64 { return math.Round(v*10) / 10 }
 func round2(v float64) float64 { return math.Round(v*100) / 100 }
 func round3(v float64) float64 { return math.Round(v*1000) / 1000 }
 func round6(v float64) float64 { return math.Round(v*1e6) / 1e6 }
+
+type hostLine struct {
+	At       time.Time `json:"at"`
+	Refresh  int       `json:"refresh"`
+	CPUs     int       `json:"cpus"`
+	BusyPct  float64   `json:"busy_pct"`
+	StealPct float64   `json:"steal_pct"`
+	Pressure *float64  `json:"pressure_pct"`
+}
+
+// machine splits the machine's busy CPU over the window (server/host.jsonl, read in the same ticks as
+// the containers) into the stack, the load generator and everything outside the run, as shares of the
+// whole machine. Outside is what the machine did beyond the run's containers: a build, a browser,
+// another stack.
+func (d *Diagnosis) machine(server string, in Input, busy map[int]map[string]float64, f facts) {
+	var m MachineShare
+	var pressure []float64
+	cpus := float64(max(1, in.HostCPUs))
+	err := readLines(filepath.Join(server, "host.jsonl"), func(b []byte) {
+		var l hostLine
+		if json.Unmarshal(b, &l) != nil || !d.Window.contains(l.At) {
+			return
+		}
+		run, ok := busy[l.Refresh]
+		if !ok {
+			return
+		}
+		if l.CPUs > 0 {
+			cpus = float64(l.CPUs)
+		}
+		stack, gen := 0.0, 0.0
+		for svc, v := range run {
+			if svc == "k6" {
+				gen += v
+			} else {
+				stack += v
+			}
+		}
+		stack, gen = stack/cpus, gen/cpus
+		m.BusyPct += l.BusyPct
+		m.StackPct += stack
+		m.LoadGenPct += gen
+		m.OutsidePct += math.Max(0, l.BusyPct-stack-gen)
+		m.StealPct += l.StealPct
+		if l.Pressure != nil {
+			pressure = append(pressure, *l.Pressure)
+		}
+		m.Samples++
+	})
+	if err != nil || m.Samples == 0 {
+		return
+	}
+	n := float64(m.Samples)
+	m.BusyPct, m.StackPct, m.LoadGenPct = round1(m.BusyPct/n), round1(m.StackPct/n), round1(m.LoadGenPct/n)
+	m.OutsidePct, m.StealPct = round1(m.OutsidePct/n), round1(m.StealPct/n)
+	if len(pressure) > 0 {
+		p := round1(mean(pressure))
+		m.PressurePct = &p
+	}
+	f["machine.busy_pct"] = m.BusyPct
+	f["machine.stack_pct"] = m.StackPct
+	f["machine.loadgen_pct"] = m.LoadGenPct
+	f["machine.outside_pct"] = m.OutsidePct
+	f["machine.steal_pct"] = m.StealPct
+	d.Machine = &m
+	d.Sources = append(d.Sources, Source{Name: "host", Status: "ok", Samples: m.Samples, Files: []string{"server/host.jsonl"}})
+}

@@ -32,6 +32,25 @@ type Diagnosis struct {
 	Histograms []Histogram   `json:"certctl_histograms,omitempty"`
 	// Series are the time series the report plots on one time axis.
 	Series *Series `json:"series,omitempty"`
+	// Machine is the machine's busy CPU over the window, split into the run and what was outside it
+	// (absent when the host's own counters were not read: docker stats, runs recorded before).
+	Machine *MachineShare `json:"machine,omitempty"`
+}
+
+// MachineShare is the machine's CPU over the window, each a mean share of all its CPUs (0–100).
+type MachineShare struct {
+	BusyPct     float64  `json:"busy_pct"`
+	StackPct    float64  `json:"stack_pct"`   // the stack's containers: certctl, PostgreSQL, sidecars, collector
+	LoadGenPct  float64  `json:"loadgen_pct"` // the k6 processes
+	OutsidePct  float64  `json:"outside_pct"` // everything else the machine did
+	StealPct    float64  `json:"steal_pct"`
+	PressurePct *float64 `json:"pressure_pct,omitempty"` // time some runnable task waited for a CPU
+	Samples     int      `json:"samples"`
+	// Decided: work outside the run or the load generator took enough of the machine to move the
+	// figures (rules.yaml's machine rules): a breach of a timing budget is then inconclusive.
+	Decided bool `json:"decided"`
+	// Sentence says what took the machine, when Decided.
+	Sentence string `json:"sentence,omitempty"`
 }
 
 type Window struct {

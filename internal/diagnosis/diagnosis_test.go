@@ -217,3 +217,58 @@ func golden(t *testing.T, name, got string) {
 		t.Errorf("%s differs:\n--- got\n%s--- want\n%s", name, got, want)
 	}
 }
+
+// hostSamples writes server/host.jsonl beside synthetic's containers: the machine busy at busy % of its
+// 2 CPUs each second.
+func hostSamples(t *testing.T, in Input, busy, steal float64) {
+	t.Helper()
+	var hl []any
+	for s := 0; s < 60; s++ {
+		hl = append(hl, map[string]any{"at": t0.Add(time.Duration(s) * time.Second), "refresh": s + 1, "cpus": 2, "busy_pct": busy, "steal_pct": steal})
+	}
+	writeLines(t, filepath.Join(in.Dir, "server", "host.jsonl"), hl...)
+}
+
+// The machine split into the stack, k6 and the rest; outside work past 20 % of the machine decides the
+// run when it is judged, and then nothing blames certctl. Unjudged (MACHINE_CHECK=false), or with the
+// machine to itself, the diagnosis is what it was.
+func TestMachineShare(t *testing.T) {
+	lock := times(3, backend{"active", wait("Lock:transactionid"), audit}, backend{"active", wait("Lock:tuple"), audit}, backend{"active", wait("LWLock:LockManager"), audit}, backend{"active", nil, "SELECT 1"})
+	cpu := map[string]float64{"postgres": 94, "certctl-server": 40, "k6-list-certificates": 20} // 154 % of one CPU: 77 % of 2
+	in := synthetic(t, cpu, lock)
+	hostSamples(t, in, 100, 0)
+	in.JudgeMachine = true
+	d := Analyze(in)
+	m := d.Machine
+	if m == nil || m.BusyPct != 100 || m.StackPct != 67 || m.LoadGenPct != 10 || m.OutsidePct != 23 || !m.Decided {
+		t.Fatalf("machine %+v", m)
+	}
+	if want := "the machine decided, not certctl: work outside the run took 23 % of the machine's 2 CPUs on average (the stack 67 %, k6 10 %, all busy 100 %)"; m.Sentence != want {
+		t.Errorf("sentence %q\nwant     %q", m.Sentence, want)
+	}
+	for _, f := range d.Findings {
+		if f.Kind == "contention" || f.Kind == "limit" {
+			t.Errorf("blames certctl: [%s] %s", f.Rule, f.Sentence)
+		}
+	}
+	if d.Findings[0].Rule != "machine-outside" {
+		t.Errorf("first finding %s", sentences(d))
+	}
+
+	in.JudgeMachine = false
+	if d := Analyze(in); d.Machine == nil || d.Machine.Decided || d.Findings[0].Rule != "db-lock-contention" {
+		t.Errorf("unjudged: %+v\n%s", d.Machine, sentences(d))
+	}
+	alone := synthetic(t, cpu, lock)
+	hostSamples(t, alone, 80, 0)
+	alone.JudgeMachine = true
+	if d := Analyze(alone); d.Machine.Decided || d.Machine.OutsidePct != 3 || d.Findings[0].Rule != "db-lock-contention" {
+		t.Errorf("the machine to itself: %+v\n%s", d.Machine, sentences(d))
+	}
+	stolen := synthetic(t, cpu, lock)
+	hostSamples(t, stolen, 80, 15)
+	stolen.JudgeMachine = true
+	if d := Analyze(stolen); !d.Machine.Decided || !strings.Contains(d.Machine.Sentence, "hypervisor gave 15 %") {
+		t.Errorf("steal: %+v", d.Machine)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -59,7 +60,7 @@ type cgContainer struct {
 // ten containers, measured; docs/diagnosis.md). The container list is refreshed every 5 s, so the k6
 // containers are seen as they start. It reports false when the cgroup files are not where the host
 // keeps them (Docker Desktop, a remote engine): then docker stats is used.
-func (r *Runner) sampleCgroups(ctx context.Context, out io.Writer) (ok bool, samples *int) {
+func (r *Runner) sampleCgroups(ctx context.Context, out, host io.Writer) (ok bool, samples *int) {
 	n := 0
 	samples = &n
 	ids := r.projectContainers(ctx)
@@ -90,6 +91,8 @@ func (r *Runner) sampleCgroups(ctx context.Context, out io.Writer) (ok bool, sam
 			}
 		}
 		add(ids)
+		// The machine as a whole, read in the same tick: the containers' share of it is the run's.
+		hs := &hostSampler{stat: "/proc/stat", pressure: "/proc/pressure/cpu", cpus: runtime.NumCPU()}
 		tick := time.NewTicker(time.Second)
 		defer tick.Stop()
 		for refresh := 1; ; refresh++ {
@@ -98,6 +101,10 @@ func (r *Runner) sampleCgroups(ctx context.Context, out io.Writer) (ok bool, sam
 			}
 			now := time.Now()
 			at := r.Now().UTC()
+			if h, ok := hs.sample(now, at, refresh); ok && host != nil {
+				b, _ := json.Marshal(h)
+				host.Write(append(b, '\n'))
+			}
 			for id, c := range known {
 				used, ok := cgroupCPU(c.cpu)
 				if !ok {

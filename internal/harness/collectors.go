@@ -84,6 +84,9 @@ func writeCollectorFailure(server, reason string) {
 	}
 }
 
+// HostFile is where the machine's own CPU samples go, under server/.
+const HostFile = "host.jsonl"
+
 // ContainerSample is one line of server/containers.jsonl.
 type ContainerSample struct {
 	At        time.Time `json:"at"`
@@ -106,17 +109,38 @@ func (r *Runner) sampleContainers(server string) (stop func()) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	lw := &lockedWriter{w: f}
-	if ok, n := r.sampleCgroups(ctx, lw); ok {
+	// The machine's own CPU beside the containers' (server/host.jsonl): only where the cgroups are read
+	// on the engine's own machine; docker stats may report a VM's containers to another machine.
+	var hw *lockedWriter
+	hf, herr := createFile(filepath.Join(server, HostFile))
+	if herr == nil {
+		hw = &lockedWriter{w: hf}
+	}
+	var host io.Writer
+	if hw != nil {
+		host = hw
+	}
+	if ok, n := r.sampleCgroups(ctx, lw, host); ok {
 		return func() {
 			cancel()
 			lw.Lock()
 			defer lw.Unlock()
 			lw.closed = true
 			f.Close()
+			if hw != nil {
+				hw.Lock()
+				hw.closed = true
+				hf.Close()
+				hw.Unlock()
+			}
 			if *n == 0 {
 				r.logf("the containers' cgroups gave no sample: the diagnosis has no CPU figures")
 			}
 		}
+	}
+	if hw != nil {
+		hf.Close()
+		os.Remove(filepath.Join(server, HostFile))
 	}
 	w := &statsWriter{out: f, project: r.Cfg.Project, now: r.Now}
 	done := make(chan struct{})

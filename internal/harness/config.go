@@ -3,6 +3,7 @@
 package harness
 
 import (
+	"certctl-loadtest/internal/results"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
@@ -405,6 +406,12 @@ func (c *Config) loadK6Outputs(get getter) error {
 		c.Diagnosis = true
 	default:
 		return fmt.Errorf("DIAGNOSIS=%q: use true (sample certctl's database, metrics and containers beside the load, and say where the time went) or false", v)
+	}
+	switch v := get("MACHINE_CHECK", KnobDefault("MACHINE_CHECK")); v {
+	case "true", "false":
+		c.Env["MACHINE_CHECK"] = v
+	default:
+		return fmt.Errorf("MACHINE_CHECK=%q: use true (a timing breach while work outside the run took the machine is inconclusive, exit %d) or false", v, results.ExitInconclusive)
 	}
 	switch v := get("PG_STAT_STATEMENTS", KnobDefault("PG_STAT_STATEMENTS")); v {
 	case "false":

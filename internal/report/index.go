@@ -112,10 +112,7 @@ func Index(s results.Summary, files []string) (string, error) {
 		return []indexLink{{Href: href(rel), Label: label, Title: title}}
 	}
 
-	verdict := "PASSED"
-	if !s.Passed {
-		verdict = "FAILED"
-	}
+	verdict := s.Verdict()
 	p := indexPage{
 		Title:    fmt.Sprintf("certctl-loadtest %s: %s", s.RunID, verdict),
 		Headline: fmt.Sprintf("certctl-loadtest run %s: %s (exit %d)", s.RunID, verdict, s.ExitCode),

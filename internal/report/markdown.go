@@ -18,8 +18,11 @@ func Markdown(s *results.Summary, dir results.RunDir, stepCode string) string {
 		code = strconv.Itoa(s.ExitCode)
 	}
 	verdict := "FAILED"
-	if code == "0" {
+	switch code {
+	case "0":
 		verdict = "PASSED"
+	case strconv.Itoa(results.ExitInconclusive):
+		verdict = "INCONCLUSIVE"
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "## certctl load test: %s (exit %s)\n\n", verdict, orUnknown(code))

@@ -14,10 +14,7 @@ import (
 // Text renders summary.txt: the verdict first, then one row per scenario, then every threshold.
 func Text(s results.Summary) string {
 	var b strings.Builder
-	verdict := "PASSED"
-	if !s.Passed {
-		verdict = "FAILED"
-	}
+	verdict := s.Verdict()
 	r := s.Run
 	fmt.Fprintf(&b, "certctl-loadtest run %s: %s (exit %d)\n", s.RunID, verdict, s.ExitCode)
 	// What happened to the run or the stack comes before any figure: a crashed server must not read as

@@ -8,16 +8,17 @@ import (
 // Exit codes of `loadtest run` and `loadtest spotcheck`; ExitCodes says what each means. k6's own codes
 // pass through unchanged.
 const (
-	ExitOK          = 0
-	ExitBadInput    = 2
-	ExitEnvironment = 3
-	ExitNoResults   = 4
-	ExitStackFault  = 5
-	ExitThresholds  = 99  // k6's
-	ExitScriptError = 107 // k6's
-	ExitAborted     = 108 // k6's: the script called test.abort(), as a failed setup probe does
-	ExitInterrupted = 130 // cancelled by SIGINT or SIGTERM: 128 + SIGINT, as shells report it
-	ExitK6Failed    = 255 // k6's own generic failure, passed through when k6 still wrote its record
+	ExitOK           = 0
+	ExitBadInput     = 2
+	ExitEnvironment  = 3
+	ExitNoResults    = 4
+	ExitStackFault   = 5
+	ExitInconclusive = 6
+	ExitThresholds   = 99  // k6's
+	ExitScriptError  = 107 // k6's
+	ExitAborted      = 108 // k6's: the script called test.abort(), as a failed setup probe does
+	ExitInterrupted  = 130 // cancelled by SIGINT or SIGTERM: 128 + SIGINT, as shells report it
+	ExitK6Failed     = 255 // k6's own generic failure, passed through when k6 still wrote its record
 )
 
 // ExitCode is one exit code and what it means.
@@ -35,6 +36,7 @@ var ExitCodes = []ExitCode{
 	{ExitEnvironment, "the environment was wrong: no Docker engine, a missing image, or the stack did not come up"},
 	{ExitNoResults, "k6 wrote no results, or they could not be written (a full disk: k6 exits 255 then); the summary on stdout says which"},
 	{ExitStackFault, "the stack failed during the load: a service exited, restarted or was paused, or a k6 process was killed (137); the summary names it and when, and keeps the figures up to then"},
+	{ExitInconclusive, "inconclusive: every breach was a timing budget, and the machine decided them: work outside the run (or k6 itself) took enough of it to move the figures; the summary says what took it (MACHINE_CHECK)"},
 	{ExitScriptError, "a scenario's script failed (k6 107)"},
 	{ExitAborted, "a scenario's setup() aborted before any load: certctl unreachable, the token rejected, or too little disk space for the results (k6 108)"},
 	{ExitInterrupted, "the run was interrupted (SIGINT or SIGTERM, as on a cancelled CI job); k6 was stopped, and its figures up to then are kept"},
@@ -61,17 +63,23 @@ func ExitCodeText() string {
 }
 
 // Verdict is the one rule that combines exit codes, a run's k6 processes or a sequence's runs: a pass
-// only if every one passed, a breach only if nothing went wrong otherwise, else the first other code.
+// only if every one passed; an inconclusive one only if nothing else went wrong; a breach beats it; and
+// anything else (an error) beats a breach, the first one met.
 func Verdict(codes ...int) int {
+	rank := func(c int) int {
+		switch c {
+		case ExitOK:
+			return 0
+		case ExitInconclusive:
+			return 1
+		case ExitThresholds:
+			return 2
+		}
+		return 3
+	}
 	worst := ExitOK
 	for _, c := range codes {
-		switch {
-		case c == ExitOK:
-		case c == ExitThresholds:
-			if worst == ExitOK {
-				worst = c
-			}
-		case worst == ExitOK || worst == ExitThresholds:
+		if rank(c) > rank(worst) {
 			worst = c
 		}
 	}

@@ -234,6 +234,17 @@ func (t Threshold) Key() string {
 	return name + "{" + strings.Join(kept, ",") + "} " + t.Expression
 }
 
+// Timing reports whether the threshold is a timing budget, one the machine alone can break: a latency
+// (k6's durations, our *_ms trends) or iterations dropped for want of time. A threshold over no sample
+// is not: nothing was timed.
+func (t Threshold) Timing() bool {
+	if t.NoSample {
+		return false
+	}
+	name, _, _ := strings.Cut(t.Metric, "{")
+	return t.InMilliseconds() || name == "dropped_iterations"
+}
+
 // Measured is the value beside its aggregate, "p(95)=910.2", or "" when the record has none.
 func (t Threshold) Measured() string {
 	if t.NoSample {
@@ -291,10 +302,25 @@ type Summary struct {
 	Findings []string `json:"findings,omitempty"`
 	// Diagnosis is where the time went, from what the collectors recorded beside the load (server/).
 	Diagnosis *diagnosis.Diagnosis `json:"diagnosis,omitempty"`
+	// Inconclusive says what took the machine when it decided the run's breaches (exit 6): every one a
+	// timing budget, while work outside the run or k6 itself held enough of the machine to move it.
+	Inconclusive string `json:"inconclusive,omitempty"`
 	// Breaches are the broken thresholds sorted against certctl's known defects (internal/defects):
 	// new, known with the defects that explain them, and the defects seen on this build that the run
 	// did not meet.
 	Breaches *defects.Verdict `json:"breaches,omitempty"`
+}
+
+// Verdict is the run's verdict in one word: PASSED, INCONCLUSIVE (the machine decided its breaches)
+// or FAILED.
+func (s Summary) Verdict() string {
+	switch {
+	case s.Passed:
+		return "PASSED"
+	case s.ExitCode == ExitInconclusive:
+		return "INCONCLUSIVE"
+	}
+	return "FAILED"
 }
 
 // ConnectorRow is a target type's figures: p50…max are the whole exchange of a fresh connection
@@ -606,6 +632,11 @@ func Assemble(dir string, run Run) Summary {
 	s.Findings = findings(s.Scenarios)
 	s.Diagnosis = analyze(dir, run, s.Scenarios)
 	s.Breaches = classify(run, s.Scenarios)
+	if m := machineDecided(s); m != "" {
+		s.ExitCode = ExitInconclusive
+		s.Inconclusive = m
+		s.FailedChecks = append([]string{"inconclusive: " + m + "; every breach was a timing budget"}, s.FailedChecks...)
+	}
 	s.Passed = s.ExitCode == 0 && len(s.FailedChecks) == 0
 	return s
 }
@@ -650,7 +681,7 @@ func readRecord(path string) (Record, error) {
 // analyze runs the diagnosis over the run directory's server/ samples, judging the window by the
 // scenarios that failed.
 func analyze(dir string, run Run, rows []Scenario) *diagnosis.Diagnosis {
-	in := diagnosis.Input{Dir: dir, HostCPUs: run.Host.DockerCPUs}
+	in := diagnosis.Input{Dir: dir, HostCPUs: run.Host.DockerCPUs, JudgeMachine: run.Config["MACHINE_CHECK"] == "true"}
 	if in.HostCPUs == 0 {
 		in.HostCPUs = run.Host.CPUs
 	}
@@ -672,6 +703,33 @@ func analyze(dir string, run Run, rows []Scenario) *diagnosis.Diagnosis {
 		in.Scenarios = append(in.Scenarios, w)
 	}
 	return diagnosis.Analyze(in)
+}
+
+// machineDecided is the diagnosis's sentence when the machine decided a breached run: the run breached
+// timing budgets and nothing else (no error, no other threshold), while the machine was taken from it.
+func machineDecided(s Summary) string {
+	d := s.Diagnosis
+	if (s.ExitCode != ExitThresholds && s.ExitCode != ExitInconclusive) || d == nil || d.Machine == nil || !d.Machine.Decided {
+		return ""
+	}
+	breached := false
+	for _, sc := range s.Scenarios {
+		if sc.Record == nil || sc.Problem != "" {
+			return ""
+		}
+		for _, t := range sc.Record.Thresholds {
+			if !t.OK {
+				if !t.Timing() {
+					return ""
+				}
+				breached = true
+			}
+		}
+	}
+	if !breached {
+		return ""
+	}
+	return d.Machine.Sentence
 }
 
 // classify sorts the run's broken thresholds against the registry of certctl's known defects.

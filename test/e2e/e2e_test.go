@@ -215,7 +215,8 @@ func stackEnv(t *testing.T, extra ...string) []string {
 
 // knobEnv is stackEnv's knobs without a results directory: what the gate's plan reads (gate_test.go).
 func knobEnv(extra ...string) []string {
-	env := []string{"CERTCTL_DIST=" + dist, "IMAGES=offline", "TIER=api", "DURATION=5s", "START_TIMEOUT=90s"}
+	// MACHINE_CHECK=false: the tests run stacks side by side on purpose; TestMachineDecides judges it.
+	env := []string{"CERTCTL_DIST=" + dist, "IMAGES=offline", "TIER=api", "DURATION=5s", "START_TIMEOUT=90s", "MACHINE_CHECK=false"}
 	return append(env, extra...)
 }
 
