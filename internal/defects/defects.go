@@ -47,9 +47,10 @@ func (e Entry) Link() string { return "docs/certctl-findings.md#" + e.ID }
 
 // Registry is the registry, checked: every entry has an id, a title, scenarios, one kind of evidence
 // and the thresholds it explains.
-func Registry() ([]Entry, error) { return parse(registrySource) }
+func Registry() ([]Entry, error) { return Parse(registrySource) }
 
-func parse(b []byte) ([]Entry, error) {
+// Parse reads a registry in registry.yaml's form (a team's own, DEFECTS_REGISTRY), checked alike.
+func Parse(b []byte) ([]Entry, error) {
 	var reg []Entry
 	dec := yaml.NewDecoder(strings.NewReader(string(b)))
 	dec.KnownFields(true)
@@ -114,6 +115,16 @@ type Verdict struct {
 	New          []Breach `json:"new"`
 	Known        []Known  `json:"known"`
 	NotAppearing []Absent `json:"not_appearing"`
+}
+
+// IsKnown reports whether the verdict lists the scenario's breach of the threshold as known.
+func (v *Verdict) IsKnown(scenario, threshold string) bool {
+	for _, k := range v.Known {
+		if k.Scenario == scenario && k.Threshold == threshold {
+			return true
+		}
+	}
+	return false
 }
 
 // Classify sorts the breaches of a run of build into new and known, and lists the entries seen on build

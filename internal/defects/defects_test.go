@@ -40,7 +40,7 @@ func TestRegistryRefusesWhatCannotClassify(t *testing.T) {
 		{`- {id: a, title: A, scenarios: [s], explains: [x], evidence: {counter: c}, detector: {}}`, "field detector not found"},
 		{"- {id: a, title: A, scenarios: [s], explains: [x], evidence: {counter: c}}\n- {id: a, title: B, scenarios: [s], explains: [x], evidence: {counter: c}}", "a twice"},
 	} {
-		if _, err := parse([]byte(c.yaml)); err == nil || !strings.Contains(err.Error(), c.want) {
+		if _, err := Parse([]byte(c.yaml)); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: err %v, want %q", c.yaml, err, c.want)
 		}
 	}

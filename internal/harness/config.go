@@ -3,6 +3,7 @@
 package harness
 
 import (
+	"certctl-loadtest/internal/defects"
 	"certctl-loadtest/internal/results"
 	"crypto/rand"
 	"encoding/hex"
@@ -21,9 +22,11 @@ import (
 
 // Config is everything a run needs, read once from the environment.
 type Config struct {
-	Root  string // repository root: docker-compose.yml, k6/, seed/ live here
-	RunID string
-	Tiers []string
+	// DefectsRegistry is DEFECTS_REGISTRY's registry, checked; nil for the built-in one.
+	DefectsRegistry []byte
+	Root            string // repository root: docker-compose.yml, k6/, seed/ live here
+	RunID           string
+	Tiers           []string
 	// Profiles are compose profiles a scenario needs besides its tier's (renewal_scan: the scale seeder).
 	Profiles     []string
 	Scenarios    []Scenario
@@ -406,6 +409,22 @@ func (c *Config) loadK6Outputs(get getter) error {
 		c.Diagnosis = true
 	default:
 		return fmt.Errorf("DIAGNOSIS=%q: use true (sample certctl's database, metrics and containers beside the load, and say where the time went) or false", v)
+	}
+	switch v := get("KNOWN_DEFECTS", KnobDefault("KNOWN_DEFECTS")); v {
+	case "pass", "fail":
+		c.Env["KNOWN_DEFECTS"] = v
+	default:
+		return fmt.Errorf("KNOWN_DEFECTS=%q: use pass (a breach a registered defect of certctl explains is listed as known, not failed) or fail", v)
+	}
+	if p := get("DEFECTS_REGISTRY", ""); p != "" {
+		b, err := os.ReadFile(p)
+		if err == nil {
+			_, err = defects.Parse(b)
+		}
+		if err != nil {
+			return fmt.Errorf("DEFECTS_REGISTRY=%s: %v", p, err)
+		}
+		c.DefectsRegistry = b
 	}
 	switch v := get("MACHINE_CHECK", KnobDefault("MACHINE_CHECK")); v {
 	case "true", "false":

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"sync"
 	"time"
@@ -67,6 +68,12 @@ func (r *Runner) Run(ctx context.Context) int {
 	}
 	r.Created = true
 	defer r.Owner.chownTree(r.Cfg.ResultsDir, dir)
+	if r.Cfg.DefectsRegistry != nil {
+		// The run is judged, and renders again, with the registry it was given.
+		if err := os.WriteFile(filepath.Join(dir, results.DefectsFile), r.Cfg.DefectsRegistry, 0o644); err != nil {
+			r.logf("cannot keep DEFECTS_REGISTRY in the run directory (%v): the run is judged with the built-in registry", err)
+		}
+	}
 	run.Images = svcs.Images()
 	run.ImagePins = ImagePins(r.Cfg.Root, r.Cfg.Offline, compose.Env)
 

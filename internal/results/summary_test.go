@@ -3,6 +3,8 @@ package results
 import (
 	"certctl-loadtest/internal/diagnosis"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -23,7 +25,7 @@ func TestFindingNamesTheWorkaround(t *testing.T) {
 	}
 }
 
-// The machine decides a breached run only when every breach is a timing budget: a wrong answer or a
+// The machine decides a breached run only when every breach that counts is a timing budget: a wrong answer or a
 // threshold over no sample is certctl's (or the harness's) whatever the machine did.
 func TestMachineDecided(t *testing.T) {
 	v := 900.0
@@ -45,8 +47,54 @@ func TestMachineDecided(t *testing.T) {
 		{"a stack fault", Summary{ExitCode: ExitStackFault, Diagnosis: decided, Scenarios: []Scenario{rec(latency)}}, false},
 		{"re-rendered", Summary{ExitCode: ExitInconclusive, Diagnosis: decided, Scenarios: []Scenario{rec(latency)}}, true},
 	} {
-		if got := machineDecided(c.s) != ""; got != c.want {
-			t.Errorf("%s: decided %v, want %v", c.name, got, c.want)
+		run := Run{Scenarios: []ScenarioRun{{Name: "s"}}}
+		code := c.s.ExitCode
+		judge(&c.s, run, false)
+		if got := c.s.ExitCode == ExitInconclusive && c.s.Inconclusive != ""; got != c.want {
+			t.Errorf("%s: decided %v (exit %d from %d), want %v", c.name, got, c.s.ExitCode, code, c.want)
 		}
 	}
+}
+
+// KNOWN_DEFECTS=pass: a breached run whose every breach a registered defect explains exits 0, its
+// breaches listed as known and none among the failed checks; one new breach besides keeps it at 99, and
+// only that breach fails. A run recorded before (no KNOWN_DEFECTS) is judged strictly, as it was.
+func TestKnownDefectsPass(t *testing.T) {
+	run, err := loadRun("../report/testdata/run-pki-finalize")
+	if err != nil {
+		t.Fatal(err)
+	}
+	strict := Assemble("../report/testdata/run-pki-finalize", run)
+	if strict.ExitCode != ExitThresholds || strict.Passed || len(strict.Breaches.Known) != 4 {
+		t.Fatalf("recorded, judged strictly: exit %d, known %+v", strict.ExitCode, strict.Breaches.Known)
+	}
+	run.Config["KNOWN_DEFECTS"] = "pass"
+	s := Assemble("../report/testdata/run-pki-finalize", run)
+	if s.ExitCode != ExitOK || !s.Passed || len(s.FailedChecks) != 0 || len(s.Breaches.Known) != 4 || len(s.Breaches.New) != 0 {
+		t.Errorf("known only: exit %d passed %v failed %q breaches %+v", s.ExitCode, s.Passed, s.FailedChecks, s.Breaches)
+	}
+	// A budget no defect explains, broken beside the known ones.
+	v := 2400.0
+	for i, sc := range strict.Scenarios {
+		if sc.Record != nil {
+			r := *sc.Record
+			r.Thresholds = append(append([]Threshold(nil), r.Thresholds...), Threshold{Metric: "acme_order_ms{scenario:" + sc.Name + "}", Expression: "p(95)<2000", Value: &v})
+			strict.Scenarios[i].Record = &r
+		}
+	}
+	strict.ExitCode, strict.FailedChecks = ExitThresholds, []string{}
+	strict.Breaches = classify("../report/testdata/run-pki-finalize", run, strict.Scenarios)
+	judge(&strict, run, true)
+	if strict.ExitCode != ExitThresholds || len(strict.FailedChecks) != 1 || !strings.Contains(strict.FailedChecks[0], "acme_order_ms") {
+		t.Errorf("known and new: exit %d failed %q", strict.ExitCode, strict.FailedChecks)
+	}
+}
+
+func loadRun(dir string) (Run, error) {
+	var run Run
+	b, err := os.ReadFile(filepath.Join(dir, "run.json"))
+	if err == nil {
+		err = json.Unmarshal(b, &run)
+	}
+	return run, err
 }

@@ -215,8 +215,9 @@ func stackEnv(t *testing.T, extra ...string) []string {
 
 // knobEnv is stackEnv's knobs without a results directory: what the gate's plan reads (gate_test.go).
 func knobEnv(extra ...string) []string {
-	// MACHINE_CHECK=false: the tests run stacks side by side on purpose; TestMachineDecides judges it.
-	env := []string{"CERTCTL_DIST=" + dist, "IMAGES=offline", "TIER=api", "DURATION=5s", "START_TIMEOUT=90s", "MACHINE_CHECK=false"}
+	// MACHINE_CHECK=false: the tests run stacks side by side on purpose (TestMachineDecides judges the
+	// machine). KNOWN_DEFECTS=fail: they judge every breach; TestKnownDefects judges the registry.
+	env := []string{"CERTCTL_DIST=" + dist, "IMAGES=offline", "TIER=api", "DURATION=5s", "START_TIMEOUT=90s", "MACHINE_CHECK=false", "KNOWN_DEFECTS=fail"}
 	return append(env, extra...)
 }
 

@@ -1,0 +1,80 @@
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"certctl-loadtest/internal/defects"
+	"certctl-loadtest/internal/results"
+
+	"gopkg.in/yaml.v3"
+)
+
+// The PKI tier without its workarounds, judged against the registry of certctl's known defects
+// (KNOWN_DEFECTS=pass, a run's default) on the release and on the next build: finalize's and OCSP's
+// breaches are known, so the run exits 0 and lists them; with acme-finalize taken out of the registry
+// (DEFECTS_REGISTRY) the same breaches are new and the run exits 99, naming them.
+func TestKnownDefects(t *testing.T) {
+	e2e(t)
+	builds := map[string]string{"release": dist}
+	if next := os.Getenv("CERTCTL_NEXT_DIST"); next != "" {
+		builds["next"] = next
+	}
+	for name, build := range builds {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			env := func(extra ...string) []string {
+				return stackEnv(t, append([]string{"CERTCTL_DIST=" + build, "TIER=pki", "SCENARIOS=acme_order_flow,ocsp_crl", "DURATION=10s",
+					"RATE_ACME_ORDER_FLOW=2", "RATE_OCSP_CRL=20", "KNOWN_DEFECTS=pass"}, extra...)...)
+			}
+			r := loadtestRun(t, env())
+			wantCode(t, r, 0)
+			wantOutput(t, r, `(?m)^loadtest: exit 0, not 99: every breach is a known defect of certctl \(acme-finalize: docs/certctl-findings.md\)`)
+			wantOutput(t, r, `(?m)^loadtest: exit 0, not 99: every breach is a known defect of certctl \(ocsp-500: docs/certctl-findings.md\)`)
+			for sc, id := range map[string]string{"acme_order_flow": "acme-finalize", "ocsp_crl": "ocsp-500"} {
+				s := sequenceRun(t, r, sc).summary
+				if !s.Passed || s.Breaches == nil || len(s.Breaches.New) != 0 || len(s.Breaches.Known) == 0 {
+					t.Fatalf("%s: passed %v, breaches %+v", sc, s.Passed, s.Breaches)
+				}
+				for _, k := range s.Breaches.Known {
+					if len(k.Defects) != 1 || k.Defects[0] != id {
+						t.Errorf("%s: %+v, want %s", sc, k, id)
+					}
+				}
+				if s.Breaches.Build != filepath.Base(build) {
+					t.Errorf("%s: judged against build %q, want %q", sc, s.Breaches.Build, filepath.Base(build))
+				}
+			}
+
+			// The registry less acme-finalize: its breaches are new.
+			reg, err := defects.Registry()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var less []defects.Entry
+			for _, e := range reg {
+				if e.ID != "acme-finalize" {
+					less = append(less, e)
+				}
+			}
+			b, _ := yaml.Marshal(less)
+			path := filepath.Join(t.TempDir(), "registry.yaml")
+			os.WriteFile(path, b, 0o644)
+			r = loadtestRun(t, env("DEFECTS_REGISTRY="+path))
+			wantCode(t, r, 99)
+			s := sequenceRun(t, r, "acme_order_flow").summary
+			if s.Passed || len(s.Breaches.Known) != 0 || len(s.Breaches.New) == 0 {
+				t.Fatalf("without its entry: passed %v, breaches %+v", s.Passed, s.Breaches)
+			}
+			wantOutput(t, r, `(?m)^  new: no known defect explains them$`)
+			if _, err := os.Stat(filepath.Join(sequenceRun(t, r, "acme_order_flow").dir, results.DefectsFile)); err != nil {
+				t.Errorf("the run does not keep the registry it was judged with: %v", err)
+			}
+			if !strings.Contains(strings.Join(s.FailedChecks, "\n"), "acme_order_ok") {
+				t.Errorf("failed checks %q", s.FailedChecks)
+			}
+		})
+	}
+}
