@@ -65,6 +65,49 @@ type Result struct {
 	Verdict   string     `json:"verdict"` // regressed | changed | no significant change
 	Regressed []string   `json:"regressed"`
 	Loads     []LoadPair `json:"loads"`
+	// Defects are each side's breaches against certctl's known defects, over its runs: what a release
+	// fixed or newly broke, beside what it made slower.
+	Defects [2]SideDefects `json:"defects"`
+}
+
+// SideDefects are a side's breaches, classified, over all its runs: the new ones ("scenario: threshold"),
+// the known defects met and the ones seen on its build that did not appear, by id.
+type SideDefects struct {
+	Label        string   `json:"label"`
+	New          []string `json:"new"`
+	Known        []string `json:"known"`
+	NotAppearing []string `json:"not_appearing"`
+}
+
+// sideDefects gathers a side's classified breaches; a run recorded before breaches were classified
+// adds nothing.
+func sideDefects(l loaded) SideDefects {
+	d := SideDefects{Label: l.info.Label, New: []string{}, Known: []string{}, NotAppearing: []string{}}
+	add := func(list *[]string, v string) {
+		if !slices.Contains(*list, v) {
+			*list = append(*list, v)
+		}
+	}
+	for _, s := range l.summaries {
+		if s.Breaches == nil {
+			continue
+		}
+		for _, b := range s.Breaches.New {
+			add(&d.New, b.Scenario+": "+b.Threshold)
+		}
+		for _, k := range s.Breaches.Known {
+			for _, id := range k.Defects {
+				add(&d.Known, id)
+			}
+		}
+		for _, a := range s.Breaches.NotAppearing {
+			add(&d.NotAppearing, a.Defect)
+		}
+	}
+	sort.Strings(d.New)
+	sort.Strings(d.Known)
+	sort.Strings(d.NotAppearing)
+	return d
 }
 
 // SideInfo says what ran on a side.
@@ -129,6 +172,7 @@ func Compare(old, new Side, o Options) (Result, error) {
 	labelSides(&sides, old.Label, new.Label)
 	res.Old, res.New = sides[0].info, sides[1].info
 	res.Warnings = append(res.Warnings, warnings(sides)...)
+	res.Defects = [2]SideDefects{sideDefects(sides[0]), sideDefects(sides[1])}
 
 	rng := newRand(o.Seed)
 	for _, name := range scenarioNames(sides) {

@@ -1,6 +1,7 @@
 package compare
 
 import (
+	"certctl-loadtest/internal/defects"
 	"certctl-loadtest/internal/results"
 	"flag"
 	"fmt"
@@ -236,5 +237,23 @@ func TestSettingsApartAreWarned(t *testing.T) {
 	}
 	if w := warnings([2]loaded{side("old", nil, nil), side("new", map[string]string{"MAX_VUS": "50"}, map[string]string{"MAX_VUS": "50"})}); strings.Contains(strings.Join(w, "\n"), "MAX_VUS") {
 		t.Errorf("a side recorded before settings were kept: %q", w)
+	}
+}
+
+// Each side's breaches against the registry: what a release fixed or newly broke.
+func TestDefectsBySide(t *testing.T) {
+	side := func(label string, v *defects.Verdict) loaded {
+		return loaded{info: SideInfo{Label: label}, summaries: []results.Summary{{Breaches: v}, {}}}
+	}
+	old := side("v2.1.7", &defects.Verdict{Known: []defects.Known{{Breach: defects.Breach{Scenario: "ocsp_crl", Threshold: "pki_ocsp_ok rate>0.99"}, Defects: []string{"ocsp-500"}}}})
+	next := side("main", &defects.Verdict{New: []defects.Breach{{Scenario: "list_certificates", Threshold: "http_req_failed rate<0.01"}},
+		NotAppearing: []defects.Absent{{Defect: "ocsp-500", Scenarios: []string{"ocsp_crl"}}}})
+	r := Result{Defects: [2]SideDefects{sideDefects(old), sideDefects(next)}}
+	want := []string{"v2.1.7: known: ocsp-500", "main: new: list_certificates: http_req_failed rate<0.01 · not appearing: ocsp-500"}
+	if got := defectLines(r); !slices.Equal(got, want) {
+		t.Errorf("lines %q, want %q", got, want)
+	}
+	if !strings.Contains(Text(r), "certctl's known defects (docs/certctl-findings.md), by side:\n  v2.1.7: known: ocsp-500\n") {
+		t.Errorf("text:\n%s", Text(r))
 	}
 }

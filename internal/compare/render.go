@@ -132,6 +132,12 @@ func Text(r Result) string {
 			fmt.Fprintf(&b, "  CPU, %% of one CPU: %s\n", strings.Join(parts, "; "))
 		}
 	}
+	if lines := defectLines(r); len(lines) > 0 {
+		b.WriteString("\ncertctl's known defects (docs/certctl-findings.md), by side:\n")
+		for _, l := range lines {
+			fmt.Fprintf(&b, "  %s\n", l)
+		}
+	}
 	if len(r.Warnings) > 0 {
 		b.WriteString("\nwarnings:\n")
 		for _, w := range r.Warnings {
@@ -225,6 +231,12 @@ func Markdown(r Result) string {
 			}
 		}
 	}
+	if lines := defectLines(r); len(lines) > 0 {
+		b.WriteString("\n**certctl's known defects**, by side:\n\n")
+		for _, l := range lines {
+			fmt.Fprintf(&b, "- %s\n", md(l))
+		}
+	}
 	if len(r.Warnings) > 0 {
 		b.WriteString("\n")
 		for _, w := range r.Warnings {
@@ -232,6 +244,28 @@ func Markdown(r Result) string {
 		}
 	}
 	return b.String()
+}
+
+// defectLines say, per side, its new breaches, the known defects it met and the ones that did not
+// appear; nothing when neither side has any.
+func defectLines(r Result) []string {
+	var out []string
+	for _, d := range r.Defects {
+		var parts []string
+		if len(d.New) > 0 {
+			parts = append(parts, "new: "+strings.Join(d.New, "; "))
+		}
+		if len(d.Known) > 0 {
+			parts = append(parts, "known: "+strings.Join(d.Known, ", "))
+		}
+		if len(d.NotAppearing) > 0 {
+			parts = append(parts, "not appearing: "+strings.Join(d.NotAppearing, ", "))
+		}
+		if len(parts) > 0 {
+			out = append(out, d.Label+": "+strings.Join(parts, " · "))
+		}
+	}
+	return out
 }
 
 // md escapes what would turn a figure or a name into Markdown, outside `code spans` (which show a

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"certctl-loadtest/internal/defects"
 	"certctl-loadtest/internal/results"
 	_ "embed"
 	"fmt"
@@ -48,6 +49,7 @@ type indexPage struct {
 	Segments                 []segmentIndexRow
 	Failed                   []failedThreshold
 	FailedChecks             []string
+	Breaches                 *defects.Verdict
 	Thresholds               []indexThresholds
 	Files                    []indexLink
 	Diagnosis                *indexDiagnosis
@@ -120,7 +122,7 @@ func Index(s results.Summary, files []string) (string, error) {
 		Exit:     fmt.Sprintf("Exit %d: %s.", s.ExitCode, exitMeaning(strconv.Itoa(s.ExitCode))),
 		Problems: append(nonEmpty(s.Run.Error), s.Run.Faults...),
 		About:    aboutLines(s), Columns: figureColumns, Span: len(figureColumns) + 4,
-		ConnectorColumns: connectorColumns, FailedChecks: s.FailedChecks,
+		ConnectorColumns: connectorColumns, FailedChecks: s.FailedChecks, Breaches: s.Breaches,
 		DeployColumns: deployColumns, DeployStages: deployStages,
 	}
 
