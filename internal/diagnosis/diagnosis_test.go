@@ -254,6 +254,14 @@ func TestMachineShare(t *testing.T) {
 	if d.Findings[0].Rule != "machine-outside" {
 		t.Errorf("first finding %s", sentences(d))
 	}
+	// The CPU chart draws the machine and the part outside the run, in % of one CPU: 200 and 46.
+	lines := map[string]*float64{}
+	for _, l := range d.Series.CPU {
+		lines[l.Name] = l.Values[0]
+	}
+	if m, o := lines["machine (all)"], lines["outside the run"]; m == nil || o == nil || *m != 200 || *o != 46 {
+		t.Errorf("CPU chart lines %v", d.Series.CPU)
+	}
 
 	in.JudgeMachine = false
 	if d := Analyze(in); d.Machine == nil || d.Machine.Decided || d.Findings[0].Rule != "db-lock-contention" {

@@ -97,6 +97,7 @@ func series(in Input, server string) *Series {
 		}
 		s.CPU = append(s.CPU, Line{Name: svc, Values: vals})
 	}
+	s.CPU = append(s.CPU, machineLines(server, n, bucket)...)
 	// Database waits: mean active backends per class per sample in the bucket.
 	waitSum := map[string][]float64{}
 	samples := make([]int, n)
@@ -183,4 +184,45 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// machineLines are the machine's whole busy CPU and the part of it outside the run's containers, in
+// the CPU chart's unit (% of one CPU), from server/host.jsonl; none when the run did not read the host.
+func machineLines(server string, n int, bucket func(time.Time) int) []Line {
+	run := map[int]float64{} // refresh → the containers' CPU
+	readLines(filepath.Join(server, "containers.jsonl"), func(b []byte) {
+		var l containerLine
+		if json.Unmarshal(b, &l) == nil {
+			run[l.Refresh] += l.CPUPct
+		}
+	})
+	busy, outside := make([]float64, n), make([]float64, n)
+	count := make([]int, n)
+	readLines(filepath.Join(server, "host.jsonl"), func(b []byte) {
+		var l hostLine
+		if json.Unmarshal(b, &l) != nil || l.CPUs == 0 {
+			return
+		}
+		i := bucket(l.At)
+		if i < 0 {
+			return
+		}
+		all := l.BusyPct * float64(l.CPUs)
+		busy[i] += all
+		outside[i] += math.Max(0, all-run[l.Refresh])
+		count[i]++
+	})
+	seen := false
+	b, o := make([]*float64, n), make([]*float64, n)
+	for i := range count {
+		if count[i] > 0 {
+			seen = true
+			bv, ov := round1(busy[i]/float64(count[i])), round1(outside[i]/float64(count[i]))
+			b[i], o[i] = &bv, &ov
+		}
+	}
+	if !seen {
+		return nil
+	}
+	return []Line{{Name: "machine (all)", Values: b}, {Name: "outside the run", Values: o}}
 }
