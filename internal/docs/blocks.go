@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"certctl-loadtest/internal/defects"
 	"certctl-loadtest/internal/harness"
 	"certctl-loadtest/internal/results"
 )
@@ -28,7 +29,7 @@ func CleanEnv(environ []string) []string {
 
 // Documents carrying generated blocks. k6/lib/knobs.js and the Makefile carry theirs inside comments.
 var Documents = []string{"README.md", "docs/configuration.md", "docs/scale.md", "docs/performance-baselines.md",
-	"docs/methodology.md", "seed/README.md", "k6/lib/knobs.js", "Makefile"}
+	"docs/methodology.md", "docs/certctl-findings.md", "seed/README.md", "k6/lib/knobs.js", "Makefile"}
 
 // Blocks renders every generated block by name.
 func Blocks(root string, inspect Inspector) (map[string]string, error) {
@@ -68,13 +69,42 @@ func Blocks(root string, inspect Inspector) (map[string]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	registry, err := defects.Registry()
+	if err != nil {
+		return nil, err
+	}
 	return map[string]string{
 		"executors": executors, "tiers": tiers, "scale-seed": scaleSeed, "ports": ports,
 		"scenarios": ScenarioTable(rows), "baselines": baselines, "spotchecks": spotchecks,
 		"configuration": ConfigTable(harness.Knobs, pins), "common-knobs": CommonKnobTable(harness.Knobs, pins),
 		"make-knobs": MakeKnobs(harness.Knobs, pins), "k6-knobs": K6Defaults(harness.Knobs),
 		"exit-codes": ExitCodeTable(results.ExitCodes), "seed-variables": seedVars,
+		"defects-registry": RegistryTable(registry),
 	}, nil
+}
+
+// RegistryTable is the registry of known defects as docs/certctl-findings.md shows it: each entry, the
+// builds it was seen on, the scenarios and budgets it explains and the evidence that tells it apart.
+func RegistryTable(reg []defects.Entry) string {
+	var b strings.Builder
+	b.WriteString("| defect | seen on | scenarios | explains | evidence | worked around by |\n|---|---|---|---|---|---|\n")
+	for _, e := range reg {
+		ev := "counter `" + e.Evidence.Counter + "` above 0"
+		if e.Evidence.Threshold != "" {
+			ev = "`" + e.Evidence.Threshold + "` broken"
+		}
+		around := "—"
+		if e.Remedy != "" {
+			around = "`" + e.Remedy + "`"
+		}
+		var explains []string
+		for _, x := range e.Explains {
+			explains = append(explains, "`"+x+"`")
+		}
+		fmt.Fprintf(&b, "| [%s](#%s) | %s | %s | %s | %s | %s |\n", e.Title, e.ID, strings.Join(e.Seen, ", "),
+			"`"+strings.Join(e.Scenarios, "`, `")+"`", strings.Join(explains, ", "), ev, around)
+	}
+	return b.String()
 }
 
 // ---- spot checks (k6/spotcheck, make spotcheck) ----
