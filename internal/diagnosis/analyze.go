@@ -736,15 +736,6 @@ func round2(v float64) float64 { return math.Round(v*100) / 100 }
 func round3(v float64) float64 { return math.Round(v*1000) / 1000 }
 func round6(v float64) float64 { return math.Round(v*1e6) / 1e6 }
 
-type hostLine struct {
-	At       time.Time `json:"at"`
-	Refresh  int       `json:"refresh"`
-	CPUs     int       `json:"cpus"`
-	BusyPct  float64   `json:"busy_pct"`
-	StealPct float64   `json:"steal_pct"`
-	Pressure *float64  `json:"pressure_pct"`
-}
-
 // machine splits the machine's busy CPU over the window (server/host.jsonl, read in the same ticks as
 // the containers) into the stack, the load generator and everything outside the run, as shares of the
 // whole machine. Outside is what the machine did beyond the run's containers: a build, a browser,
@@ -754,7 +745,7 @@ func (d *Diagnosis) machine(server string, in Input, busy map[int]map[string]flo
 	var pressure []float64
 	cpus := float64(max(1, in.HostCPUs))
 	err := readLines(filepath.Join(server, "host.jsonl"), func(b []byte) {
-		var l hostLine
+		var l HostSample
 		if json.Unmarshal(b, &l) != nil || !d.Window.contains(l.At) {
 			return
 		}
@@ -779,8 +770,8 @@ func (d *Diagnosis) machine(server string, in Input, busy map[int]map[string]flo
 		m.LoadGenPct += gen
 		m.OutsidePct += math.Max(0, l.BusyPct-stack-gen)
 		m.StealPct += l.StealPct
-		if l.Pressure != nil {
-			pressure = append(pressure, *l.Pressure)
+		if l.PressurePct != nil {
+			pressure = append(pressure, *l.PressurePct)
 		}
 		m.Samples++
 	})

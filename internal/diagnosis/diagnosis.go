@@ -37,6 +37,22 @@ type Diagnosis struct {
 	Machine *MachineShare `json:"machine,omitempty"`
 }
 
+// HostSample is one line of server/host.jsonl (the harness writes it): the whole machine over the last
+// second, beside the containers' samples of the same refresh. The run's containers are one part of Busy;
+// what else the machine did (a build, a browser, another stack) is the rest.
+type HostSample struct {
+	At      time.Time `json:"at"`
+	Refresh int       `json:"refresh"`
+	CPUs    int       `json:"cpus"`
+	// BusyPct is the machine's CPUs busy, % of all of them (0–100): every state but idle, iowait and steal.
+	BusyPct float64 `json:"busy_pct"`
+	// StealPct is time a virtual machine's hypervisor gave to others, % of all CPUs.
+	StealPct float64 `json:"steal_pct"`
+	// PressurePct is the share of the time some runnable task waited for a CPU (/proc/pressure/cpu),
+	// when the kernel keeps it.
+	PressurePct *float64 `json:"pressure_pct,omitempty"`
+}
+
 // MachineShare is the machine's CPU over the window, each a mean share of all its CPUs (0–100).
 type MachineShare struct {
 	BusyPct     float64  `json:"busy_pct"`

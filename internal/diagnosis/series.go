@@ -199,7 +199,7 @@ func machineLines(server string, n int, bucket func(time.Time) int) []Line {
 	busy, outside := make([]float64, n), make([]float64, n)
 	count := make([]int, n)
 	readLines(filepath.Join(server, "host.jsonl"), func(b []byte) {
-		var l hostLine
+		var l HostSample
 		if json.Unmarshal(b, &l) != nil || l.CPUs == 0 {
 			return
 		}

@@ -1,7 +1,6 @@
 package harness
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"regexp"
@@ -73,40 +72,18 @@ func (f RequestFailures) Detail(first FirstFailures) string {
 
 // failureFilter passes k6's output on line by line, but for its request-failure warnings, which it
 // counts instead (count gets the kind and the error's words).
-type failureFilter struct {
-	out   io.Writer
-	count func(kind, err string)
-	buf   []byte
-}
+type failureFilter struct{ lineWriter }
 
-func (f *failureFilter) Write(b []byte) (int, error) {
-	f.buf = append(f.buf, b...)
-	for {
-		i := bytes.IndexByte(f.buf, '\n')
-		if i < 0 {
-			return len(b), nil
+func newFailureFilter(out io.Writer, count func(kind, err string)) *failureFilter {
+	return &failureFilter{lineWriter{emit: func(l []byte) {
+		if m := requestFailedRE.FindSubmatch(l); m != nil {
+			e, err := strconv.Unquote(`"` + string(m[1]) + `"`)
+			if err != nil {
+				e = string(m[1])
+			}
+			count(FailureKind(e), e)
+			return
 		}
-		f.line(f.buf[:i+1])
-		f.buf = f.buf[i+1:]
-	}
-}
-
-func (f *failureFilter) line(l []byte) {
-	if m := requestFailedRE.FindSubmatch(l); m != nil {
-		e, err := strconv.Unquote(`"` + string(m[1]) + `"`)
-		if err != nil {
-			e = string(m[1])
-		}
-		f.count(FailureKind(e), e)
-		return
-	}
-	f.out.Write(l)
-}
-
-// Flush passes on what is left of a last line without its newline.
-func (f *failureFilter) Flush() {
-	if len(f.buf) > 0 {
-		f.line(f.buf)
-		f.buf = nil
-	}
+		out.Write(l)
+	}}}
 }

@@ -1,27 +1,12 @@
 package harness
 
 import (
+	"certctl-loadtest/internal/diagnosis"
 	"os"
 	"strconv"
 	"strings"
 	"time"
 )
-
-// HostSample is one line of server/host.jsonl: the whole machine over the last second, beside the
-// containers' samples of the same refresh. The run's containers are one part of Busy; what else the
-// machine did (a build, a browser, another stack) is the rest.
-type HostSample struct {
-	At      time.Time `json:"at"`
-	Refresh int       `json:"refresh"`
-	CPUs    int       `json:"cpus"`
-	// BusyPct is the machine's CPUs busy, % of all of them (0–100): every state but idle and iowait.
-	BusyPct float64 `json:"busy_pct"`
-	// StealPct is time a virtual machine's hypervisor gave to others, % of all CPUs.
-	StealPct float64 `json:"steal_pct"`
-	// PressurePct is the share of the time some runnable task waited for a CPU (/proc/pressure/cpu),
-	// when the kernel keeps it.
-	PressurePct *float64 `json:"pressure_pct,omitempty"`
-}
 
 // procStat is the machine's CPU time so far, in clock ticks: /proc/stat's first line.
 type procStat struct{ busy, idle, steal, total uint64 }
@@ -84,18 +69,18 @@ type hostSampler struct {
 
 // sample reads the counters; ok is false on the first read (nothing to compare with) or when
 // /proc/stat cannot be read.
-func (h *hostSampler) sample(now time.Time, at time.Time, refresh int) (HostSample, bool) {
+func (h *hostSampler) sample(now time.Time, at time.Time, refresh int) (diagnosis.HostSample, bool) {
 	s, ok := readProcStat(h.stat)
 	if !ok {
-		return HostSample{}, false
+		return diagnosis.HostSample{}, false
 	}
 	p, pok := readPressure(h.pressure)
 	defer func() { h.last, h.lastPressure, h.lastAt, h.havePressure = s, p, now, pok }()
 	if h.lastAt.IsZero() || s.total <= h.last.total {
-		return HostSample{}, false
+		return diagnosis.HostSample{}, false
 	}
 	d := float64(s.total - h.last.total)
-	out := HostSample{At: at, Refresh: refresh, CPUs: h.cpus,
+	out := diagnosis.HostSample{At: at, Refresh: refresh, CPUs: h.cpus,
 		BusyPct:  round2(100 * float64(s.busy-h.last.busy) / d),
 		StealPct: round2(100 * float64(s.steal-h.last.steal) / d)}
 	if pok && h.havePressure {

@@ -183,10 +183,10 @@ func (st *k6Runs) stopped(slot int) {
 func (r *Runner) runK6(ctx context.Context, compose Compose, dir string, st *k6Runs, i, slot int, p k6Process, log io.Writer) {
 	var w io.Writer = log
 	if p.segment != "" {
-		w = &prefixWriter{prefix: "[" + p.segment + "] ", out: w, mu: &sync.Mutex{}}
+		w = newPrefixWriter("["+p.segment+"] ", w, &sync.Mutex{})
 	}
-	pw := &prefixWriter{prefix: "[" + p.name + "] ", out: r.Stderr, mu: &r.console}
-	console := &failureFilter{out: pw, count: func(kind, e string) { st.failed(slot, kind, e) }}
+	pw := newPrefixWriter("["+p.name+"] ", r.Stderr, &r.console)
+	console := newFailureFilter(pw, func(kind, e string) { st.failed(slot, kind, e) })
 	out := io.MultiWriter(w, console)
 	st.started(i, slot, liveScenario{name: p.name, container: p.container, perMinute: p.scenario.Tier == "connector", started: r.Now().UTC()})
 	code, err := compose.Run(ctx, out, out, r.k6Args(dir, p)...)
@@ -352,39 +352,43 @@ func (r *Runner) awaitK6(name string) {
 	}
 }
 
-// prefixWriter writes complete lines with a prefix, so parallel k6 outputs stay readable.
-type prefixWriter struct {
-	prefix string
-	out    io.Writer
-	mu     *sync.Mutex
-	buf    []byte
+// lineWriter hands what is written to emit one whole line at a time; Flush completes a last line
+// left without its newline.
+type lineWriter struct {
+	emit func(line []byte)
+	buf  []byte
 }
 
-func (p *prefixWriter) Write(b []byte) (int, error) {
-	p.buf = append(p.buf, b...)
+func (l *lineWriter) Write(b []byte) (int, error) {
+	l.buf = append(l.buf, b...)
 	for {
-		i := bytes.IndexByte(p.buf, '\n')
+		i := bytes.IndexByte(l.buf, '\n')
 		if i < 0 {
-			break
+			return len(b), nil
 		}
-		p.emit(p.buf[:i+1])
-		p.buf = p.buf[i+1:]
-	}
-	return len(b), nil
-}
-
-func (p *prefixWriter) Flush() {
-	if len(p.buf) > 0 {
-		p.emit(append(p.buf, '\n'))
-		p.buf = nil
+		l.emit(l.buf[:i+1])
+		l.buf = l.buf[i+1:]
 	}
 }
 
-func (p *prefixWriter) emit(line []byte) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	w := bufio.NewWriter(p.out)
-	w.WriteString(p.prefix)
-	w.Write(line)
-	w.Flush()
+func (l *lineWriter) Flush() {
+	if len(l.buf) > 0 {
+		l.emit(append(l.buf, '\n'))
+		l.buf = nil
+	}
+}
+
+// prefixWriter writes complete lines with a prefix, so parallel k6 outputs stay readable; mu is the
+// lock of out it shares with other writers.
+type prefixWriter struct{ lineWriter }
+
+func newPrefixWriter(prefix string, out io.Writer, mu *sync.Mutex) *prefixWriter {
+	return &prefixWriter{lineWriter{emit: func(line []byte) {
+		mu.Lock()
+		defer mu.Unlock()
+		w := bufio.NewWriter(out)
+		w.WriteString(prefix)
+		w.Write(line)
+		w.Flush()
+	}}}
 }

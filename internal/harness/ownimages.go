@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 )
 
@@ -67,7 +66,7 @@ func (r *Runner) buildOwnImages(ctx context.Context, compose Compose, svcs Servi
 	r.logf("building our own images: %s", strings.Join(own, ", "))
 	bctx, cancel := context.WithTimeout(ctx, 15*time.Minute)
 	defer cancel()
-	pw := &prefixWriter{prefix: "[build] ", out: r.Stderr, mu: &sync.Mutex{}}
+	pw := newPrefixWriter("[build] ", r.Stderr, &r.console)
 	defer pw.Flush()
 	if len(cmds) > 0 {
 		if err := r.buildOwnBinaries(bctx, pw, cmds); err != nil {

@@ -12,7 +12,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	"certctl-loadtest/internal/results"
@@ -129,7 +128,7 @@ func (r *Runner) pull(ctx context.Context, compose Compose, svcs Services, imgs 
 	r.logf("pulling %s (for %s)", strings.Join(imgs, ", "), strings.Join(names, ", "))
 	lctx, cancel := context.WithTimeout(ctx, 15*time.Minute)
 	defer cancel()
-	pw := &prefixWriter{prefix: "[pull] ", out: r.Stderr, mu: &sync.Mutex{}}
+	pw := newPrefixWriter("[pull] ", r.Stderr, &r.console)
 	compose.Run(lctx, pw, pw, append([]string{"--profile", "k6", "pull", "--ignore-pull-failures"}, names...)...)
 	pw.Flush()
 	var still []string

@@ -93,12 +93,12 @@ func TestEveryStops(t *testing.T) {
 func TestRequestFailuresCounted(t *testing.T) {
 	var console bytes.Buffer
 	got, first := RequestFailures{}, FirstFailures{}
-	f := &failureFilter{out: &console, count: func(k, e string) {
+	f := newFailureFilter(&console, func(k, e string) {
 		if got[k] == 0 {
 			first[k] = e
 		}
 		got[k]++
-	}}
+	})
 	f.Write([]byte(`time="2026-11-27T12:00:00Z" level=warning msg="Request Failed" error="Get \"https://certctl-server:8443/api/v1/certificates\": request timeout"` + "\n" +
 		`time="2026-11-27T12:00:00Z" level=warning msg="Request Failed" error="Post \"https://certctl-server:8443/api/v1/certificates\": dial tcp 172.18.0.3:8443: connect: connection refused"` + "\n" +
 		"list_certificates: 499 requests\n" +
