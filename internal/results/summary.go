@@ -589,7 +589,8 @@ func Assemble(dir string, run Run) Summary {
 			if !rec.ThresholdsOK || sr.ExitCode != 0 {
 				row.Status = "failed"
 			}
-			if sr.ExitCode != 0 && rec.ThresholdsOK {
+			// k6's own failure (an aborted setup, a script error): its thresholds held, or judged nothing.
+			if sr.ExitCode != 0 && sr.ExitCode != ExitThresholds && (rec.ThresholdsOK || !rec.SetupRan()) {
 				row.Problem = fmt.Sprintf("k6 exited %d: %s", sr.ExitCode, k6Error(filepath.Join(dir, sr.Log), sr.Log))
 			}
 			if s.CertctlVersion == "" {
@@ -712,7 +713,8 @@ func judge(s *Summary, run Run, knownPass bool) {
 			continue
 		}
 		for _, t := range sc.Record.Thresholds {
-			if t.OK || !counted(sc.Name, t.Key()) {
+			// A setup that aborted judged nothing: its problem says why (above).
+			if t.OK || !sc.Record.SetupRan() || !counted(sc.Name, t.Key()) {
 				continue
 			}
 			line := fmt.Sprintf("%s: threshold %s %s", sc.Name, t.Metric, t.Expression)
@@ -761,7 +763,7 @@ func classify(dir string, run Run, rows []Scenario) *defects.Verdict {
 		d := defects.Scenario{Name: sc.Name, Judged: r.SetupRan(), Counters: r.Counters}
 		json.Unmarshal(r.Setup, &d.Setup)
 		for _, t := range r.Thresholds {
-			if !t.OK {
+			if !t.OK && d.Judged {
 				d.Breached = append(d.Breached, defects.Breach{Scenario: sc.Name, Threshold: t.Key(), Measured: t.Measured()})
 			}
 		}

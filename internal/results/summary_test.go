@@ -30,7 +30,9 @@ func TestFindingNamesTheWorkaround(t *testing.T) {
 func TestMachineDecided(t *testing.T) {
 	v := 900.0
 	decided := &diagnosis.Diagnosis{Machine: &diagnosis.MachineShare{Decided: true, Sentence: "the machine decided, not certctl: …"}}
-	rec := func(ths ...Threshold) Scenario { return Scenario{Name: "s", Record: &Record{Thresholds: ths}} }
+	rec := func(ths ...Threshold) Scenario {
+		return Scenario{Name: "s", Record: &Record{Thresholds: ths, Setup: json.RawMessage(`{"certctl_version": "dev"}`)}}
+	}
 	latency := Threshold{Metric: "http_req_duration{scenario:s}", Expression: "p(95)<800", Value: &v}
 	dropped := Threshold{Metric: "dropped_iterations{scenario:s}", Expression: "count==0", Value: &v}
 	errors := Threshold{Metric: "http_req_failed{scenario:s}", Expression: "rate<0.01", Value: &v}

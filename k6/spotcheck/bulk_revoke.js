@@ -89,6 +89,8 @@ const s = defineSpotcheck({
   iterations: 1,
   latency: 'http_req_duration{phase:measured}',
   recorded,
+  // Only the ways SPOTCHECK_REVOKE_WAYS asks for are judged.
+  judges: (selector) => !/way:/.test(selector) || WAYS.some((w) => selector.includes(`way:${w}`)),
   counters: totals,
   probe: (cfg) => Object.assign(probeCertctl(cfg), issue(cfg)),
   figures: (data) => {
