@@ -123,8 +123,12 @@ func assertDiagnosis(t *testing.T, dir string, s results.Summary) {
 			t.Errorf("collector source %+v: want ok with samples", src)
 		}
 	}
-	if len(d.Sources) != 5 {
-		t.Errorf("%d sources, want containers, pg_activity, pg_statements, pg_database, certctl_metrics", len(d.Sources))
+	if len(d.Sources) != 6 {
+		t.Errorf("%d sources, want containers, host, pg_activity, pg_statements, pg_database, certctl_metrics", len(d.Sources))
+	}
+	// The machine split into the run and the rest, read beside the containers' cgroups.
+	if m := d.Machine; m == nil || m.Samples == 0 || m.BusyPct <= 0 || m.StackPct <= 0 || m.LoadGenPct <= 0 || m.Decided {
+		t.Errorf("machine share %+v: want samples of a busy machine, not judged (MACHINE_CHECK=false)", m)
 	}
 	if len(d.Findings) == 0 || len(d.Containers) == 0 || d.ActivitySample == 0 || len(d.DatabaseDelta) == 0 || len(d.Metrics) == 0 || len(d.Statements) == 0 {
 		t.Errorf("diagnosis findings %v, %d containers, %d activity samples, database delta %v, %d metrics, %d statements", d.Findings, len(d.Containers), d.ActivitySample, d.DatabaseDelta, len(d.Metrics), len(d.Statements))
