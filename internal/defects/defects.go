@@ -144,7 +144,7 @@ func Classify(reg []Entry, build string, scenarios []Scenario) Verdict {
 		for _, b := range sc.Breached {
 			var ids []string
 			for _, e := range reg {
-				if slices.Contains(e.Scenarios, sc.Name) && slices.Contains(e.Explains, b.Threshold) && e.evident(sc) {
+				if slices.Contains(e.Scenarios, sc.Name) && e.explains(b) && e.evident(sc) {
 					ids = append(ids, e.ID)
 				}
 			}
@@ -162,6 +162,24 @@ func Classify(reg []Entry, build string, scenarios []Scenario) Verdict {
 		}
 	}
 	return v
+}
+
+// NoSample marks an explained threshold that counts only when it judged no sample.
+const NoSample = " (no sample)"
+
+// explains reports whether the entry explains the breach: its threshold is listed, and one marked
+// NoSample judged nothing.
+func (e Entry) explains(b Breach) bool {
+	for _, x := range e.Explains {
+		if t, ok := strings.CutSuffix(x, NoSample); ok {
+			if t == b.Threshold && b.Measured == "no sample" {
+				return true
+			}
+		} else if x == b.Threshold {
+			return true
+		}
+	}
+	return false
 }
 
 // evident reports whether the scenario's record shows the defect.
