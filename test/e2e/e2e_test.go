@@ -473,20 +473,7 @@ func timingThreshold(key string) bool {
 // expression ("checks{walk:page} rate==1"). Keeping the other tags matters: a scenario may hold the
 // same expression on two tag sets.
 func thresholdKey(metric, expression string) string {
-	name, tags, ok := strings.Cut(strings.TrimSuffix(metric, "}"), "{")
-	if !ok {
-		return name + " " + expression
-	}
-	var kept []string
-	for _, tag := range strings.Split(tags, ",") {
-		if !strings.HasPrefix(tag, "scenario:") && tag != "expected_response:true" {
-			kept = append(kept, tag)
-		}
-	}
-	if len(kept) == 0 {
-		return name + " " + expression
-	}
-	return name + "{" + strings.Join(kept, ",") + "} " + expression
+	return results.Threshold{Metric: metric, Expression: expression}.Key()
 }
 
 func wantCode(t *testing.T, r result, code int) {
