@@ -9,9 +9,11 @@ MAKEFLAGS += --no-print-directory
 # and results/latest/summary.json records it (what each code means: README.md, "Exit codes", rendered
 # from harness.ExitCodes). Scripts that need the code itself call bin/loadtest directly.
 LOADTEST := bin/loadtest
-GO_SOURCES := $(shell find cmd internal -name '*.go' 2>/dev/null) go.mod go.sum
+# Every file under cmd/ and internal/ but test data: the embedded ones (registry.yaml, rules.yaml,
+# templates) rebuild the binary too.
+GO_SOURCES := $(shell find cmd internal -type f -not -path '*/testdata/*' 2>/dev/null) go.mod go.sum
 
-.PHONY: help seed-external clean-external k8s collect capacity compare compare-builds baseline loadtest loadtest-acme loadtest-deploy loadtest-pki loadtest-limiter certctl-images spotcheck loadtest-scale loadtest-scale-bulk loadtest-scale-acme loadtest-scale-agent check report docs images test test-full test-unit test-browser test-k6 test-e2e test-e2e-full test-workflow clean deps
+.PHONY: help seed-external clean-external k8s collect capacity overhead compare compare-builds baseline loadtest loadtest-acme loadtest-deploy loadtest-pki loadtest-limiter certctl-images spotcheck loadtest-scale loadtest-scale-bulk loadtest-scale-acme loadtest-scale-agent check report docs images test test-full test-unit test-browser test-k6 test-e2e test-e2e-full test-workflow clean deps
 
 # The common knobs `make help` prints: rendered from internal/harness/knobs.go by `make docs` (a test
 # fails when this block is stale), so help needs no build.
@@ -90,6 +92,9 @@ collect: $(LOADTEST) ## Merge the records k6 processes wrote elsewhere (k6-opera
 
 capacity: $(LOADTEST) ## Search SCENARIO's knee: highest arrival rate within its budget (ramp, confirm, bisect); results in results/<RUN_ID>/capacity.*
 	@LOADTEST_GOAL=$@ $(LOADTEST) capacity || { code=$$?; echo "make: capacity exited $$code" >&2; exit $$code; }
+
+overhead: $(LOADTEST) ## What the run's own instruments cost certctl: every instrument on vs each in OVERHEAD off, OVERHEAD_RUNS rounds alternating; results in results/<RUN_ID>/overhead.*
+	@LOADTEST_GOAL=$@ $(LOADTEST) overhead || { code=$$?; echo "make: overhead exited $$code" >&2; exit $$code; }
 
 compare: $(LOADTEST) ## Compare two sets of runs: make compare OLD=results/a[,results/b] NEW=results/c[,...] (TOLERANCE=0.2); exits 1 on a regression
 	@$(LOADTEST) compare $(if $(TOLERANCE),--tolerance $(TOLERANCE)) $(if $(OUT),--out $(OUT)) "$(OLD)" "$(NEW)"

@@ -51,26 +51,11 @@ func TestRampConfirmBisect(t *testing.T) {
 	if len(curve) != 7 || !curve[1].Passed || curve[1].Attempt != 2 {
 		t.Errorf("curve %+v: one step a rate, 100/s held on its repeat", curve)
 	}
-	golden(t, "search.txt", Text(r))
-	golden(t, "search.svg", SVG(r))
+	golden.Check(t, "search.txt", Text(r))
+	golden.Check(t, "search.svg", SVG(r))
 }
 
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		os.WriteFile(path, []byte(got), 0o644)
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (go test ./internal/capacity -update writes it)", err)
-	}
-	if string(want) != got {
-		t.Errorf("%s differs (go test ./internal/capacity -update, then read the diff):\n%s", path, got)
-	}
-}
 
 func TestHoldsAtMax(t *testing.T) {
 	var calls []string

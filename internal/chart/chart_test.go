@@ -11,24 +11,7 @@ import (
 	"testing"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (go test ./internal/chart -update writes it)", err)
-	}
-	if string(want) != got {
-		t.Errorf("%s differs (go test ./internal/chart -update, then read the diff)", path)
-	}
-}
 
 // wellFormed walks the document as XML: a browser shows nothing of an SVG that is not.
 func wellFormed(t *testing.T, svg string) {
@@ -57,7 +40,7 @@ func curve() Chart {
 func TestCurve(t *testing.T) {
 	svg := SVG(curve())
 	wellFormed(t, svg)
-	golden(t, "curve.svg", svg)
+	golden.Check(t, "curve.svg", svg)
 	for _, want := range []string{"<title>p95: 910</title>", `stroke-dasharray="6 4"`, "knee 200/s", ">1000<", ">1<"} {
 		if !strings.Contains(svg, want) {
 			t.Errorf("no %q", want)
@@ -71,7 +54,7 @@ func TestAMissingWeekIsAGap(t *testing.T) {
 			{Name: "b", Points: []Point{{0, 5}, {1, 6}, {2, 7}, {3, 8}}}}}
 	svg := SVG(c)
 	wellFormed(t, svg)
-	golden(t, "gap.svg", svg)
+	golden.Check(t, "gap.svg", svg)
 	if n := strings.Count(svg, "<polyline"); n != 2 {
 		// the gapped series' two points before the gap make one line, its lone point after it none
 		t.Errorf("%d polylines, want 2", n)

@@ -52,6 +52,12 @@ var usage = `usage:
                              breaches too), each step an ordinary run of CAPACITY_STEP; results in
                              results/<RUN_ID>/ (capacity.json, .txt, .svg and each step's run); see
                              docs/capacity.md
+  loadtest overhead          what the run's own instruments cost certctl: the load the environment
+                             configures with every instrument on, and with each in OVERHEAD switched off
+                             in turn, OVERHEAD_RUNS rounds in alternating order (ABBA), each an ordinary
+                             run; then compare per instrument (off → on) into results/<RUN_ID>/
+                             overhead.json, .txt, .md; exits 1 when every instrument on moves a
+                             scenario's p50 beyond the noise against all off; see docs/diagnosis.md
   loadtest compare [--format text|markdown|json] [--noise F] [--tolerance F] [--out DIR] OLD NEW
                              set two sets of runs side by side, scenario by scenario: percentiles and
                              error rate with 95 % intervals (bootstrap over runs and 10 s blocks of
@@ -137,6 +143,12 @@ func Main(ctx context.Context, e Env) int {
 		return externalScriptCmd(ctx, e, "clean", "archives the certificates and deletes the agents whose id or name starts with lt-, then the base rows seed-external created")
 	case "docs":
 		return docsCmd(ctx, e, args)
+	case "overhead":
+		if len(args) > 0 {
+			fmt.Fprintf(e.Stderr, "loadtest: overhead takes no arguments (got %q): its configuration is the environment's, OVERHEAD and OVERHEAD_RUNS with the run's own knobs\n", strings.Join(args, " "))
+			return results.ExitBadInput
+		}
+		return overheadCmd(ctx, e)
 	case "compare":
 		return compareCmd(e, args)
 	case "baseline":

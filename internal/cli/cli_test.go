@@ -71,6 +71,12 @@ func TestBadInput(t *testing.T) {
 		{"report of no run", []string{"report", t.TempDir()}, nil, "is not a run directory"},
 		{"scale with another tier", []string{"run"}, map[string]string{"TIER": "scale,api"}, "TIER=scale,api: the scale tier's scenarios run one after another, each on a stack of its own: run the other tiers separately"},
 		{"scale, a run ID too long for its scenarios", []string{"run"}, map[string]string{"TIER": "scale", "RUN_ID": "a-run-id-of-thirty-one-letters"}, `acme_burst: RUN_ID="a-run-id-of-thirty-one-letters-acme-burst": use lower-case letters, digits and dashes, at most 40`},
+		{"overhead of an unknown instrument", []string{"overhead"}, map[string]string{"OVERHEAD": "collector,dashboard"}, `OVERHEAD="collector,dashboard": a list of collector, containers, statements, progress, all, each once`},
+		{"overhead of one run a side", []string{"overhead"}, map[string]string{"OVERHEAD_RUNS": "1"}, `OVERHEAD_RUNS="1": runs a side, 2 to 20`},
+		{"overhead without its baseline", []string{"overhead"}, map[string]string{"PG_STAT_STATEMENTS": "false"}, `DIAGNOSIS=true PG_STAT_STATEMENTS=false PROGRESS_INTERVAL=20s switch an instrument off in every run`},
+		{"overhead of a sequence", []string{"overhead"}, map[string]string{"TIER": "scale"}, `TIER=scale runs its scenarios one after another, each a run of its own`},
+		{"overhead with an argument", []string{"overhead", "now"}, nil, `overhead takes no arguments (got "now")`},
+		{"overhead of a bad run", []string{"overhead"}, map[string]string{"DURATION": "5x"}, `DURATION="5x" is not a duration`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			o := mainWith(t, c.args, c.env, nil)

@@ -51,6 +51,9 @@ type Config struct {
 	StatementsOff bool
 
 	ActivityEvery   time.Duration
+	// ActivityFineEvery is the activity's interval while backends wait on locks (and FineHold after):
+	// a lock diagnosis needs the finer picture, the rest of the run does not pay for it.
+	ActivityFineEvery time.Duration
 	DatabaseEvery   time.Duration
 	StatementsEvery time.Duration
 	MetricsEvery    time.Duration
@@ -75,10 +78,12 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		dst  *time.Duration
 		def  time.Duration
 	}{
-		{"COLLECT_ACTIVITY_INTERVAL", &c.ActivityEvery, 250 * time.Millisecond},
+		{"COLLECT_ACTIVITY_INTERVAL", &c.ActivityEvery, time.Second},
+		{"COLLECT_ACTIVITY_FINE_INTERVAL", &c.ActivityFineEvery, 250 * time.Millisecond},
 		{"COLLECT_DATABASE_INTERVAL", &c.DatabaseEvery, 5 * time.Second},
 		{"COLLECT_STATEMENTS_INTERVAL", &c.StatementsEvery, 15 * time.Second},
-		{"COLLECT_METRICS_INTERVAL", &c.MetricsEvery, 5 * time.Second},
+		// The diagnosis reads the scrapes around its window only, and each costs certctl its queries.
+		{"COLLECT_METRICS_INTERVAL", &c.MetricsEvery, 30 * time.Second},
 	} {
 		*d.dst = d.def
 		if v := getenv(d.name); v != "" {
@@ -109,6 +114,9 @@ type SourceStatus struct {
 	Errors  int    `json:"errors"`
 	// Reason is why the source gave nothing (not available), or its last error.
 	Reason string `json:"reason,omitempty"`
+	// WaitMS is the time the collector waited for this source's answers, all samples together: what
+	// PostgreSQL (or certctl, for its metrics) spent serving the collector is at most this.
+	WaitMS float64 `json:"wait_ms"`
 }
 
 // source is one sampled thing: a query or a scrape every interval, one JSON line each.
@@ -119,12 +127,30 @@ type source struct {
 	w      io.WriteCloser
 	// unavailable set: the source is not sampled at all.
 	unavailable bool
+	// fine, when shorter than every, is the interval for FineHold after a sample wantsFine.
+	fine      time.Duration
+	wantsFine func(line []byte) bool
+	fineUntil time.Time
 }
+
+// FineHold is how long a sample that wants the finer interval keeps it.
+const FineHold = 30 * time.Second
+
+// interval is the time to the source's next sample.
+func (s *source) interval(now time.Time) time.Duration {
+	if s.fine > 0 && s.fine < s.every && now.Before(s.fineUntil) {
+		return s.fine
+	}
+	return s.every
+}
+
+// waitsOnLocks: a backend in the activity sample waits on a heavyweight lock.
+func waitsOnLocks(line []byte) bool { return bytes.Contains(line, []byte(`"wait":"Lock:`)) }
 
 // Run samples until ctx ends, takes a last sample of every source, and writes collector.json.
 func Run(ctx context.Context, cfg Config, logf func(string, ...any)) error {
 	st := Status{StartedAt: time.Now().UTC(), Intervals: map[string]string{
-		"activity": cfg.ActivityEvery.String(), "database": cfg.DatabaseEvery.String(),
+		"activity": cfg.ActivityEvery.String(), "activity_fine": cfg.ActivityFineEvery.String(), "database": cfg.DatabaseEvery.String(),
 		"statements": cfg.StatementsEvery.String(), "metrics": cfg.MetricsEvery.String(),
 	}}
 	if err := os.MkdirAll(cfg.Out, 0o755); err != nil {
@@ -159,13 +185,18 @@ func Run(ctx context.Context, cfg Config, logf func(string, ...any)) error {
 		wg.Add(1)
 		go func(s *source) {
 			defer wg.Done()
-			t := time.NewTicker(s.every)
-			defer t.Stop()
+			// On a schedule, as a ticker would be, but one whose step changes with what is seen.
+			next := time.Now()
 			for {
+				now := time.Now()
+				next = next.Add(s.interval(now))
+				if next.Before(now) {
+					next = now // a sample that took longer than the interval: no burst to catch up
+				}
 				select {
 				case <-ctx.Done():
 					return
-				case <-t.C:
+				case <-time.After(time.Until(next)):
 					s.take(ctx)
 				}
 			}
@@ -195,7 +226,9 @@ func (s *source) take(ctx context.Context) {
 	if s.unavailable {
 		return
 	}
+	began := time.Now()
 	line, err := s.sample(ctx)
+	s.status.WaitMS += float64(time.Since(began).Microseconds()) / 1000
 	if err != nil {
 		if ctx.Err() != nil {
 			return // stopped mid-query: not the source's fault
@@ -210,6 +243,9 @@ func (s *source) take(ctx context.Context) {
 		return
 	}
 	s.status.Samples++
+	if s.wantsFine != nil && s.wantsFine(line) {
+		s.fineUntil = time.Now().Add(FineHold)
+	}
 }
 
 func ownCPU() float64 {
@@ -323,7 +359,7 @@ FROM pg_stat_activity WHERE backend_type = 'client backend' AND pid <> pg_backen
 // sources connects (retrying while the database starts) and returns the database's three sources, each
 // marked not available with the reason when it cannot be sampled.
 func (d *database) sources(ctx context.Context, cfg Config, logf func(string, ...any)) []*source {
-	activity := &source{status: SourceStatus{Name: "pg_activity", File: ActivityFile}, every: cfg.ActivityEvery}
+	activity := &source{status: SourceStatus{Name: "pg_activity", File: ActivityFile}, every: cfg.ActivityEvery, fine: cfg.ActivityFineEvery, wantsFine: waitsOnLocks}
 	counters := &source{status: SourceStatus{Name: "pg_database", File: DatabaseFile}, every: cfg.DatabaseEvery}
 	statements := &source{status: SourceStatus{Name: "pg_statements", File: StatementsFile}, every: cfg.StatementsEvery}
 	all := []*source{activity, counters, statements}
@@ -368,7 +404,7 @@ func (d *database) sources(ctx context.Context, cfg Config, logf func(string, ..
 		statements.unavailable, statements.status.Reason, statements.status.File = true, "pg_stat_statements: "+pgReason(err), ""
 	}
 	statements.sample = func(ctx context.Context) ([]byte, error) { return d.query(ctx, statementsSQL) }
-	logf("sampling the database: activity every %s, counters every %s, statements every %s", cfg.ActivityEvery, cfg.DatabaseEvery, cfg.StatementsEvery)
+	logf("sampling the database: activity every %s (%s while backends wait on locks), counters every %s, statements every %s", cfg.ActivityEvery, cfg.ActivityFineEvery, cfg.DatabaseEvery, cfg.StatementsEvery)
 	return all
 }
 

@@ -226,3 +226,42 @@ func TestATimedOutQueryIsCancelledOnTheServer(t *testing.T) {
 		t.Errorf("the sample after a timeout: %q %v", line, err)
 	}
 }
+
+// The activity is sampled every second, and every 250 ms for FineHold after a sample in which a backend
+// waits on a heavyweight lock: the lock diagnosis's resolution only while there are lock waits.
+func TestActivityFinerWhileLocksWait(t *testing.T) {
+	c, err := LoadConfig(func(string) string { return "" })
+	if err == nil {
+		t.Fatal("a configuration without COLLECT_OUT")
+	}
+	c, err = LoadConfig(func(k string) string { return map[string]string{"COLLECT_OUT": "/tmp/x"}[k] })
+	if err != nil || c.ActivityEvery != time.Second || c.ActivityFineEvery != 250*time.Millisecond || c.MetricsEvery != 30*time.Second {
+		t.Fatalf("defaults %+v %v", c, err)
+	}
+	var sampled [][]byte
+	now := time.Now()
+	s := &source{every: time.Second, fine: 250 * time.Millisecond, wantsFine: waitsOnLocks, w: nopWriter{},
+		sample: func(context.Context) ([]byte, error) { return sampled[len(sampled)-1], nil }}
+	take := func(line string) time.Duration {
+		sampled = append(sampled, []byte(line))
+		s.take(context.Background())
+		return s.interval(time.Now())
+	}
+	if got := take(`{"backends":[{"state":"active","wait":"LWLock:WALWrite"}]}`); got != time.Second {
+		t.Errorf("no lock wait: %s", got)
+	}
+	if got := take(`{"backends":[{"state":"active","wait":"Lock:transactionid"}]}`); got != 250*time.Millisecond {
+		t.Errorf("a lock wait: %s", got)
+	}
+	if got := s.interval(now.Add(FineHold + time.Second)); got != time.Second {
+		t.Errorf("after the hold: %s", got)
+	}
+	if s.status.Samples != 2 || s.status.WaitMS < 0 {
+		t.Errorf("status %+v", s.status)
+	}
+}
+
+type nopWriter struct{}
+
+func (nopWriter) Write(b []byte) (int, error) { return len(b), nil }
+func (nopWriter) Close() error                { return nil }

@@ -5,6 +5,7 @@
 package compare
 
 import (
+	"strconv"
 	"certctl-loadtest/internal/results"
 	"encoding/json"
 	"fmt"
@@ -555,7 +556,8 @@ func warnings(s [2]loaded) []string {
 	}
 	differ("tiers", func(x results.Summary) string { return strings.Join(x.Run.Tiers, ",") })
 	differ("hosts", func(x results.Summary) string { return fmt.Sprintf("%d CPUs", x.Run.Host.CPUs) })
-	for _, k := range []string{"DIAGNOSIS", "PG_STAT_STATEMENTS", "CERTCTL_RATE_LIMIT_ENABLED", "FAULT_LATENCY", "FAULT_ERROR_RATE"} {
+	differ("instruments (they move certctl's figures: docs/diagnosis.md#the-cost-of-looking)", Instruments)
+	for _, k := range []string{"CERTCTL_RATE_LIMIT_ENABLED", "FAULT_LATENCY", "FAULT_ERROR_RATE"} {
 		differ(k+" settings", func(x results.Summary) string { return k + "=" + x.Run.Config[k] })
 	}
 	// Every other knob in force (run.json's settings, kept since the harness records them): a side
@@ -573,7 +575,7 @@ func warnings(s [2]loaded) []string {
 	}
 	if recorded {
 		for _, k := range slices.Sorted(maps.Keys(keys)) {
-			if slices.Contains(sideKnobs, k) || slices.Contains([]string{"DIAGNOSIS", "PG_STAT_STATEMENTS", "CERTCTL_RATE_LIMIT_ENABLED", "FAULT_LATENCY", "FAULT_ERROR_RATE"}, k) {
+			if slices.Contains(sideKnobs, k) || slices.Contains(instrumentKnobs, k) || slices.Contains([]string{"CERTCTL_RATE_LIMIT_ENABLED", "FAULT_LATENCY", "FAULT_ERROR_RATE"}, k) {
 				continue
 			}
 			differ(k+" settings", func(x results.Summary) string {
@@ -592,6 +594,34 @@ func warnings(s [2]loaded) []string {
 		}
 	}
 	return w
+}
+
+// instrumentKnobs switch the run's own instruments: Instruments says how a run had them.
+var instrumentKnobs = []string{"DIAGNOSIS", "PG_STAT_STATEMENTS", "PROGRESS_INTERVAL"}
+
+// Instruments is how a run had its instruments, from its record: what two sides must share for their
+// difference to be certctl's. A setting a run recorded before the harness kept it reads "?".
+func Instruments(x results.Summary) string {
+	diag := x.Run.Config["DIAGNOSIS"]
+	if diag == "" {
+		diag = x.Run.Settings["DIAGNOSIS"]
+	}
+	if diag == "" {
+		diag = strconv.FormatBool(x.Diagnosis != nil)
+	}
+	stmts := map[string]string{"on": "true", "off": "false"}[x.Run.Config["COLLECT_STATEMENTS"]]
+	if stmts == "" {
+		stmts = "?"
+	}
+	progress := x.Run.Settings["PROGRESS_INTERVAL"]
+	switch {
+	case progress != "":
+	case x.Run.Settings != nil:
+		progress = "default" // run.json keeps the knobs set to other than their defaults
+	default:
+		progress = "?"
+	}
+	return fmt.Sprintf("DIAGNOSIS=%s PG_STAT_STATEMENTS=%s PROGRESS_INTERVAL=%s", diag, stmts, progress)
 }
 
 func round(v float64, d int) float64 {

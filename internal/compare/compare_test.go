@@ -13,24 +13,7 @@ import (
 	"testing"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (go test ./internal/compare -update writes it)", err)
-	}
-	if string(want) != got {
-		t.Errorf("%s differs from what was rendered (go test ./internal/compare -update, then read the diff):\n%s", path, got)
-	}
-}
 
 func run(t *testing.T, old, new Side, o Options) Result {
 	t.Helper()
@@ -66,7 +49,7 @@ func TestSameBuildIsNoSignificantChange(t *testing.T) {
 	if !slices.ContainsFunc(r.Warnings, func(w string) bool { return strings.Contains(w, "has one run") }) {
 		t.Errorf("no one-run warning: %q", r.Warnings)
 	}
-	golden(t, "same-build.txt", Text(r))
+	golden.Check(t, "same-build.txt", Text(r))
 }
 
 // v2.1.7 against certctl's main branch a day later: every scenario regressed, and the cause is the
@@ -87,13 +70,13 @@ func TestReleaseAgainstNext(t *testing.T) {
 	if !slices.ContainsFunc(r.Cause.New, func(f string) bool { return strings.Contains(f, "waiting on locks") }) {
 		t.Errorf("main's findings do not name the lock queue: %q", r.Cause.New)
 	}
-	golden(t, "release-vs-next.txt", Text(r))
-	golden(t, "release-vs-next.md", Markdown(r))
+	golden.Check(t, "release-vs-next.txt", Text(r))
+	golden.Check(t, "release-vs-next.md", Markdown(r))
 	b, err := JSON(r)
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "release-vs-next.json", string(b))
+	golden.Check(t, "release-vs-next.json", string(b))
 }
 
 func TestToleranceDecidesWhatFails(t *testing.T) {
@@ -237,6 +220,41 @@ func TestSettingsApartAreWarned(t *testing.T) {
 	}
 	if w := warnings([2]loaded{side("old", nil, nil), side("new", map[string]string{"MAX_VUS": "50"}, map[string]string{"MAX_VUS": "50"})}); strings.Contains(strings.Join(w, "\n"), "MAX_VUS") {
 		t.Errorf("a side recorded before settings were kept: %q", w)
+	}
+}
+
+// The instruments move certctl's figures (docs/diagnosis.md#the-cost-of-looking): sides that ran with
+// different ones are warned about, whichever knob set them apart.
+func TestInstrumentsApartAreWarned(t *testing.T) {
+	run := func(diag, stmts string, settings map[string]string) results.Summary {
+		var sum results.Summary
+		sum.Run.Config = map[string]string{"DIAGNOSIS": diag, "COLLECT_STATEMENTS": stmts}
+		sum.Run.Settings = settings
+		return sum
+	}
+	side := func(label string, sums ...results.Summary) loaded {
+		l := loaded{info: SideInfo{Label: label}, summaries: sums}
+		for i := range sums {
+			l.info.Runs = append(l.info.Runs, RunInfo{RunID: fmt.Sprint(label, i), Passed: true})
+		}
+		return l
+	}
+	on := run("true", "on", map[string]string{})
+	for name, off := range map[string]results.Summary{
+		"DIAGNOSIS=false":      run("false", "on", map[string]string{"DIAGNOSIS": "false"}),
+		"PG_STAT_STATEMENTS=false": run("true", "off", map[string]string{"PG_STAT_STATEMENTS": "false"}),
+		"PROGRESS_INTERVAL=0":  run("true", "on", map[string]string{"PROGRESS_INTERVAL": "0"}),
+	} {
+		joined := strings.Join(warnings([2]loaded{side("old", on, on), side("new", off, off)}), "\n")
+		if !strings.Contains(joined, "the instruments (they move certctl's figures: docs/diagnosis.md#the-cost-of-looking) differ: old DIAGNOSIS=true PG_STAT_STATEMENTS=true PROGRESS_INTERVAL=default, new ") || !strings.Contains(joined, name) {
+			t.Errorf("%s: %s", name, joined)
+		}
+		if strings.Contains(joined, "settings differ") {
+			t.Errorf("%s warned twice: %s", name, joined)
+		}
+	}
+	if w := warnings([2]loaded{side("old", on, on), side("new", on, on)}); strings.Contains(strings.Join(w, "\n"), "instruments") {
+		t.Errorf("the same instruments: %q", w)
 	}
 }
 

@@ -282,3 +282,12 @@ func md(s string) string {
 	}
 	return strings.Join(parts, "`")
 }
+
+// ChangeText is the row's change, its verdict and its 95 % interval, in one phrase.
+func (r Row) ChangeText() string {
+	s := rowChange(r)
+	if iv := intervalText(r); iv != "" {
+		s += " [" + iv + "]"
+	}
+	return s
+}

@@ -1,6 +1,7 @@
 package diagnosis
 
 import (
+	"slices"
 	"bufio"
 	"encoding/json"
 	"errors"
@@ -28,7 +29,13 @@ type Input struct {
 	// the diagnosis say so instead of blaming certctl (MACHINE_CHECK; the e2e tests, which run stacks
 	// side by side on purpose, turn it off).
 	JudgeMachine bool
+	// Off are the samplers the run's DIAGNOSIS left out ("collector", "containers"): their sources are
+	// off, not missing.
+	Off []string
 }
+
+// StatusOff is a source's status when the run switched its sampler off.
+const StatusOff = "off"
 
 type ScenarioWindow struct {
 	Name          string
@@ -52,8 +59,12 @@ func Analyze(in Input) *Diagnosis {
 		f["machine.judged"] = 1.0
 	}
 	f["host.cpus"] = float64(in.HostCPUs)
-	d.containers(server, in, f)
-	status := d.collectorStatus(server)
+	if slices.Contains(in.Off, "containers") {
+		d.Sources = append(d.Sources, Source{Name: "containers", Status: StatusOff, Reason: "DIAGNOSIS left the containers' sampling out"})
+	} else {
+		d.containers(server, in, f)
+	}
+	status := d.collectorStatus(server, slices.Contains(in.Off, "collector"))
 	d.activity(server, status, f)
 	d.statements(server, status, f)
 	d.database(server, status, f)
@@ -76,7 +87,7 @@ func Analyze(in Input) *Diagnosis {
 		d.Findings = kept
 	}
 	for _, s := range d.Sources {
-		if s.Status != "ok" {
+		if s.Status != "ok" && s.Status != StatusOff {
 			d.Findings = append(d.Findings, Finding{Rule: "source-unavailable", Kind: "unavailable", Sentence: fmt.Sprintf("%s: not available: %s", s.Name, s.Reason)})
 		}
 	}
@@ -262,6 +273,37 @@ func (d *Diagnosis) containers(server string, in Input, f facts) {
 	f["host.busy_p95_pct"] = round1(quantile(hostBusy, 0.95))
 }
 
+// collectorQueries bounds the share of the machine PostgreSQL and certctl spent answering the collector:
+// the time it waited for its answers over its life, as collector.json has it, of all CPUs' time then.
+func collectorQueries(server string, cpus float64) (float64, bool) {
+	b, err := os.ReadFile(filepath.Join(server, "collector.json"))
+	if err != nil {
+		return 0, false
+	}
+	var st struct {
+		StartedAt time.Time `json:"started_at"`
+		EndedAt   time.Time `json:"ended_at"`
+		Sources   []struct {
+			WaitMS *float64 `json:"wait_ms"`
+		} `json:"sources"`
+	}
+	if json.Unmarshal(b, &st) != nil || !st.EndedAt.After(st.StartedAt) {
+		return 0, false
+	}
+	var ms float64
+	for _, s := range st.Sources {
+		if s.WaitMS == nil {
+			return 0, false // recorded before the collector timed its waits
+		}
+		ms += *s.WaitMS
+	}
+	life := st.EndedAt.Sub(st.StartedAt).Seconds()
+	return round2(100 * ms / 1000 / (life * cpus)), true
+}
+
+// collectorSources are the collector's sources, as collector.json names them.
+var collectorSources = []string{"pg_activity", "pg_statements", "pg_database", "certctl_metrics"}
+
 // statusFile is the part of collector.json the analysis reads.
 type statusFile struct {
 	Sources []struct {
@@ -284,13 +326,19 @@ func (s sources) get(name string) Source {
 	return Source{Name: name, Status: "not available", Reason: "not in collector.json"}
 }
 
-func (d *Diagnosis) collectorStatus(server string) sources {
+func (d *Diagnosis) collectorStatus(server string, off bool) sources {
 	out := sources{}
+	if off {
+		for _, n := range collectorSources {
+			out[n] = Source{Name: n, Status: StatusOff, Reason: "DIAGNOSIS left the collector out"}
+		}
+		return out
+	}
 	b, err := os.ReadFile(filepath.Join(server, "collector.json"))
 	var st statusFile
 	if err != nil || json.Unmarshal(b, &st) != nil {
 		reason := "the collector left no collector.json (it did not run, or was killed before the end)"
-		for _, n := range []string{"pg_activity", "pg_statements", "pg_database", "certctl_metrics"} {
+		for _, n := range collectorSources {
 			out[n] = Source{Name: n, Status: "not available", Reason: reason}
 		}
 		return out
@@ -363,16 +411,23 @@ func (d *Diagnosis) activity(server string, status sources, f facts) {
 	if src.Status != "ok" {
 		return
 	}
+	var lines []activityLine
+	readLines(filepath.Join(server, "pg_activity.jsonl"), func(b []byte) {
+		var l activityLine
+		if json.Unmarshal(b, &l) == nil && d.Window.contains(l.At) {
+			lines = append(lines, l)
+		}
+	})
+	weights := activityWeights(lines, collectorIntervals(server))
+	// Counts are in units of the finest interval sampled: a backend seen in a sample that stands for
+	// four of them counts four.
 	waits := map[string]int{}
 	queries := map[string]int{}
 	qwaits := map[string]map[string]int{}
-	samples, active, none := 0, 0, 0
-	readLines(filepath.Join(server, "pg_activity.jsonl"), func(b []byte) {
-		var l activityLine
-		if json.Unmarshal(b, &l) != nil || !d.Window.contains(l.At) {
-			return
-		}
-		samples++
+	samples, units, active, none := len(lines), 0, 0, 0
+	for i, l := range lines {
+		wt := weights[i]
+		units += wt
 		n := 0
 		for _, be := range l.Backends {
 			if be.State != "active" {
@@ -384,26 +439,26 @@ func (d *Diagnosis) activity(server string, status sources, f facts) {
 				w = *be.Wait
 			}
 			q := ShortQuery(be.Query)
-			waits[w]++
-			queries[q]++
+			waits[w] += wt
+			queries[q] += wt
 			if qwaits[q] == nil {
 				qwaits[q] = map[string]int{}
 			}
-			qwaits[q][w]++
+			qwaits[q][w] += wt
 		}
-		active += n
+		active += n * wt
 		if n == 0 {
-			none++
+			none += wt
 		}
-	})
+	}
 	d.ActivitySample = samples
 	if samples == 0 {
 		return
 	}
-	d.ActiveBackends = round2(float64(active) / float64(samples))
+	d.ActiveBackends = round2(float64(active) / float64(units))
 	f["db.samples"] = float64(samples)
 	f["db.active_mean"] = d.ActiveBackends
-	f["db.idle_share"] = float64(none) / float64(samples)
+	f["db.idle_share"] = float64(none) / float64(units)
 	if active == 0 {
 		return
 	}
@@ -460,6 +515,53 @@ func (d *Diagnosis) activity(server string, status sources, f facts) {
 	f["db.top_wait_share"] = d.Waits[0].Share
 	f["db.top_query"] = d.Queries[0].Query
 	f["db.top_query_share"] = d.Queries[0].Share
+}
+
+// collectorIntervals are the activity's two intervals from collector.json: every, and while backends
+// wait on locks; zero when the collector sampled at one interval (a run recorded before it had two).
+func collectorIntervals(server string) (every, fine time.Duration) {
+	b, err := os.ReadFile(filepath.Join(server, "collector.json"))
+	if err != nil {
+		return 0, 0
+	}
+	var st struct {
+		Intervals map[string]string `json:"intervals"`
+	}
+	if json.Unmarshal(b, &st) != nil {
+		return 0, 0
+	}
+	every, _ = time.ParseDuration(st.Intervals["activity"])
+	fine, _ = time.ParseDuration(st.Intervals["activity_fine"])
+	if every <= 0 || fine <= 0 || fine >= every {
+		return 0, 0
+	}
+	return every, fine
+}
+
+// activityWeights is each sample's weight: the time to the next sample in fine intervals, from 1 to
+// every/fine (a sample at the coarse interval stands for that many fine ones; a longer gap is a pause,
+// not more of the same). 1 each when the collector sampled at one interval.
+func activityWeights(lines []activityLine, every, fine time.Duration) []int {
+	w := make([]int, len(lines))
+	most := 1
+	if fine > 0 {
+		most = int(every / fine)
+	}
+	for i := range lines {
+		w[i] = 1
+		if most == 1 {
+			continue
+		}
+		gap := time.Duration(0)
+		switch {
+		case i+1 < len(lines):
+			gap = lines[i+1].At.Sub(lines[i].At)
+		case i > 0:
+			gap = lines[i].At.Sub(lines[i-1].At)
+		}
+		w[i] = min(most, max(1, int(math.Round(float64(gap)/float64(fine)))))
+	}
+	return w
 }
 
 func shares(m map[string]int, total, top int) []Share {
@@ -743,6 +845,8 @@ func round6(v float64) float64 { return math.Round(v*1e6) / 1e6 }
 func (d *Diagnosis) machine(server string, in Input, busy map[int]map[string]float64, f facts) {
 	var m MachineShare
 	var pressure []float64
+	var harness, engine float64
+	withProcs := 0
 	cpus := float64(max(1, in.HostCPUs))
 	err := readLines(filepath.Join(server, "host.jsonl"), func(b []byte) {
 		var l HostSample
@@ -756,19 +860,29 @@ func (d *Diagnosis) machine(server string, in Input, busy map[int]map[string]flo
 		if l.CPUs > 0 {
 			cpus = float64(l.CPUs)
 		}
-		stack, gen := 0.0, 0.0
+		stack, gen, coll := 0.0, 0.0, 0.0
 		for svc, v := range run {
-			if svc == "k6" {
+			switch svc {
+			case "k6":
 				gen += v
-			} else {
+			case "collector":
+				coll += v
+			default:
 				stack += v
 			}
 		}
-		stack, gen = stack/cpus, gen/cpus
+		stack, gen, coll = stack/cpus, gen/cpus, coll/cpus
+		ours := 0.0
+		if l.HarnessPct != nil && l.EnginePct != nil {
+			harness += *l.HarnessPct
+			engine += *l.EnginePct
+			ours, withProcs = *l.HarnessPct+*l.EnginePct, withProcs+1
+		}
 		m.BusyPct += l.BusyPct
 		m.StackPct += stack
 		m.LoadGenPct += gen
-		m.OutsidePct += math.Max(0, l.BusyPct-stack-gen)
+		m.CollectorPct += coll
+		m.OutsidePct += math.Max(0, l.BusyPct-stack-gen-coll-ours)
 		m.StealPct += l.StealPct
 		if l.PressurePct != nil {
 			pressure = append(pressure, *l.PressurePct)
@@ -780,7 +894,14 @@ func (d *Diagnosis) machine(server string, in Input, busy map[int]map[string]flo
 	}
 	n := float64(m.Samples)
 	m.BusyPct, m.StackPct, m.LoadGenPct = round1(m.BusyPct/n), round1(m.StackPct/n), round1(m.LoadGenPct/n)
-	m.OutsidePct, m.StealPct = round1(m.OutsidePct/n), round1(m.StealPct/n)
+	m.OutsidePct, m.StealPct, m.CollectorPct = round1(m.OutsidePct/n), round1(m.StealPct/n), round2(m.CollectorPct/n)
+	if withProcs > 0 {
+		h, e := round2(harness/float64(withProcs)), round2(engine/float64(withProcs))
+		m.HarnessPct, m.EnginePct = &h, &e
+	}
+	if q, ok := collectorQueries(server, cpus); ok {
+		m.CollectorQueriesPct = &q
+	}
 	if len(pressure) > 0 {
 		p := round1(mean(pressure))
 		m.PressurePct = &p

@@ -51,14 +51,27 @@ type HostSample struct {
 	// PressurePct is the share of the time some runnable task waited for a CPU (/proc/pressure/cpu),
 	// when the kernel keeps it.
 	PressurePct *float64 `json:"pressure_pct,omitempty"`
+	// HarnessPct is the harness's own CPU with the docker commands it runs (progress, cgroup reads, the
+	// event stream, k6's console), EnginePct the container engine's (dockerd, containerd and its shims:
+	// healthchecks, execs, logs), both % of all CPUs; nil in a run recorded before they were read.
+	HarnessPct *float64 `json:"harness_pct,omitempty"`
+	EnginePct  *float64 `json:"engine_pct,omitempty"`
 }
 
 // MachineShare is the machine's CPU over the window, each a mean share of all its CPUs (0–100).
 type MachineShare struct {
 	BusyPct     float64  `json:"busy_pct"`
-	StackPct    float64  `json:"stack_pct"`   // the stack's containers: certctl, PostgreSQL, sidecars, collector
+	StackPct    float64  `json:"stack_pct"`   // the stack's containers: certctl, PostgreSQL, sidecars (not the collector)
 	LoadGenPct  float64  `json:"loadgen_pct"` // the k6 processes
-	OutsidePct  float64  `json:"outside_pct"` // everything else the machine did
+	// The run's own instruments and machinery: the collector container, the harness with its docker
+	// commands, and the container engine (nil in a run recorded before the harness read them).
+	CollectorPct float64  `json:"collector_pct"`
+	HarnessPct   *float64 `json:"harness_pct,omitempty"`
+	EnginePct    *float64 `json:"engine_pct,omitempty"`
+	// CollectorQueriesPct bounds what PostgreSQL spent on the collector's queries: their round trips,
+	// as the collector timed them, over the window.
+	CollectorQueriesPct *float64 `json:"collector_queries_pct,omitempty"`
+	OutsidePct          float64  `json:"outside_pct"` // everything else the machine did
 	StealPct    float64  `json:"steal_pct"`
 	PressurePct *float64 `json:"pressure_pct,omitempty"` // time some runnable task waited for a CPU
 	Samples     int      `json:"samples"`

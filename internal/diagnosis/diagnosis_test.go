@@ -11,7 +11,6 @@ import (
 	"time"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files")
 
 var t0 = time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
 
@@ -134,7 +133,7 @@ func TestRulesOnSyntheticSamples(t *testing.T) {
 			if strings.Join(got, " ") != strings.Join(tc.want, " ") {
 				t.Fatalf("rules %v, want %v:\n%s", got, tc.want, sentences(d))
 			}
-			golden(t, "synthetic-"+strings.ReplaceAll(tc.name, " ", "-")+".txt", sentences(d))
+			golden.Check(t, "synthetic-"+strings.ReplaceAll(tc.name, " ", "-")+".txt", sentences(d))
 		})
 	}
 }
@@ -203,20 +202,6 @@ func TestRulesParse(t *testing.T) {
 	}
 }
 
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		os.WriteFile(path, []byte(got), 0o644)
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update)", err)
-	}
-	if string(want) != got {
-		t.Errorf("%s differs:\n--- got\n%s--- want\n%s", name, got, want)
-	}
-}
 
 // hostSamples writes server/host.jsonl beside synthetic's containers: the machine busy at busy % of its
 // 2 CPUs each second.
@@ -278,5 +263,70 @@ func TestMachineShare(t *testing.T) {
 	stolen.JudgeMachine = true
 	if d := Analyze(stolen); !d.Machine.Decided || !strings.Contains(d.Machine.Sentence, "hypervisor gave 15 %") {
 		t.Errorf("steal: %+v", d.Machine)
+	}
+}
+
+// The run's own share: the collector's container apart from the stack, the harness and the engine apart
+// from what is outside the run, and what answering the collector cost at most.
+func TestInstrumentsShare(t *testing.T) {
+	cpu := map[string]float64{"postgres": 60, "certctl-server": 40, "collector": 2, "k6-list-certificates": 20}
+	in := synthetic(t, cpu, nil)
+	var hl []any
+	for s := 0; s < 60; s++ {
+		hl = append(hl, map[string]any{"at": t0.Add(time.Duration(s) * time.Second), "refresh": s + 1, "cpus": 2, "busy_pct": 70, "steal_pct": 0, "harness_pct": 0.5, "engine_pct": 1.5})
+	}
+	writeLines(t, filepath.Join(in.Dir, "server", "host.jsonl"), hl...)
+	b, _ := json.Marshal(map[string]any{"started_at": t0, "ended_at": t0.Add(100 * time.Second), "sources": []any{
+		map[string]any{"name": "pg_activity", "file": "pg_activity.jsonl", "samples": 240, "wait_ms": 300.0},
+		map[string]any{"name": "certctl_metrics", "file": "certctl_metrics.jsonl", "samples": 4, "wait_ms": 100.0},
+	}})
+	os.WriteFile(filepath.Join(in.Dir, "server", "collector.json"), b, 0o644)
+	m := Analyze(in).Machine
+	if m == nil || m.StackPct != 50 || m.CollectorPct != 1 || m.LoadGenPct != 10 || m.HarnessPct == nil || *m.HarnessPct != 0.5 || *m.EnginePct != 1.5 || m.OutsidePct != 7 {
+		t.Fatalf("machine %+v", m)
+	}
+	// 0.4 s of waiting over 100 s of 2 CPUs.
+	if m.CollectorQueriesPct == nil || *m.CollectorQueriesPct != 0.2 {
+		t.Errorf("collector's queries %v", m.CollectorQueriesPct)
+	}
+}
+
+// Where the collector sampled every second and every 250 ms while backends waited on locks, a coarse
+// sample counts for four fine ones.
+func TestActivityWeights(t *testing.T) {
+	var lines []activityLine
+	at := t0
+	for _, gap := range []time.Duration{time.Second, time.Second, 250 * time.Millisecond, 260 * time.Millisecond, 240 * time.Millisecond, time.Second, 5 * time.Second} {
+		lines = append(lines, activityLine{At: at})
+		at = at.Add(gap)
+	}
+	lines = append(lines, activityLine{At: at})
+	if got, want := fmt.Sprint(activityWeights(lines, time.Second, 250*time.Millisecond)), "[4 4 1 1 1 4 4 4]"; got != want {
+		t.Errorf("weights %s, want %s", got, want)
+	}
+	if got, want := fmt.Sprint(activityWeights(lines, 0, 0)), "[1 1 1 1 1 1 1 1]"; got != want {
+		t.Errorf("one interval: %s, want %s", got, want)
+	}
+}
+
+// Samplers the run switched off are off, not missing: no finding says they are unavailable.
+func TestSwitchedOffSources(t *testing.T) {
+	in := synthetic(t, map[string]float64{"postgres": 50}, nil)
+	os.Remove(filepath.Join(in.Dir, "server", "collector.json"))
+	in.Off = []string{"collector"}
+	d := Analyze(in)
+	for _, f := range d.Findings {
+		if f.Rule == "source-unavailable" {
+			t.Errorf("an unavailable finding for a switched-off sampler: %s", f.Sentence)
+		}
+	}
+	off := 0
+	for _, s := range d.Sources {
+		if s.Status == StatusOff {
+			off++
+		}
+	}
+	if off != 4 || len(d.Containers) == 0 {
+		t.Errorf("sources %+v, containers %+v", d.Sources, d.Containers)
 	}
 }

@@ -50,7 +50,7 @@ func TestRecordedRuns(t *testing.T) {
 			}
 			in.Dir = dir
 			d := Analyze(in)
-			golden(t, "recorded-"+name+".txt", sentences(d))
+			golden.Check(t, "recorded-"+name+".txt", sentences(d))
 		})
 	}
 }

@@ -186,8 +186,9 @@ func sortedKeys[V any](m map[string]V) []string {
 	return out
 }
 
-// machineLines are the machine's whole busy CPU and the part of it outside the run's containers, in
-// the CPU chart's unit (% of one CPU), from server/host.jsonl; none when the run did not read the host.
+// machineLines are the machine's whole busy CPU and the part of it outside the run (its containers, the
+// harness and the engine), in the CPU chart's unit (% of one CPU), from server/host.jsonl; none when the
+// run did not read the host.
 func machineLines(server string, n int, bucket func(time.Time) int) []Line {
 	run := map[int]float64{} // refresh → the containers' CPU
 	readLines(filepath.Join(server, "containers.jsonl"), func(b []byte) {
@@ -208,8 +209,12 @@ func machineLines(server string, n int, bucket func(time.Time) int) []Line {
 			return
 		}
 		all := l.BusyPct * float64(l.CPUs)
+		ours := run[l.Refresh]
+		if l.HarnessPct != nil && l.EnginePct != nil {
+			ours += (*l.HarnessPct + *l.EnginePct) * float64(l.CPUs)
+		}
 		busy[i] += all
-		outside[i] += math.Max(0, all-run[l.Refresh])
+		outside[i] += math.Max(0, all-ours)
 		count[i]++
 	})
 	seen := false

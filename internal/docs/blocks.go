@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
 	"certctl-loadtest/internal/defects"
 	"certctl-loadtest/internal/harness"
+	"certctl-loadtest/internal/overhead"
 	"certctl-loadtest/internal/results"
 )
 
@@ -29,7 +31,7 @@ func CleanEnv(environ []string) []string {
 
 // Documents carrying generated blocks. k6/lib/knobs.js and the Makefile carry theirs inside comments.
 var Documents = []string{"README.md", "docs/configuration.md", "docs/scale.md", "docs/performance-baselines.md",
-	"docs/methodology.md", "docs/certctl-findings.md", "seed/README.md", "k6/lib/knobs.js", "Makefile"}
+	"docs/methodology.md", "docs/certctl-findings.md", "docs/diagnosis.md", "seed/README.md", "k6/lib/knobs.js", "Makefile"}
 
 // Blocks renders every generated block by name.
 func Blocks(root string, inspect Inspector) (map[string]string, error) {
@@ -79,8 +81,24 @@ func Blocks(root string, inspect Inspector) (map[string]string, error) {
 		"configuration": ConfigTable(harness.Knobs, pins), "common-knobs": CommonKnobTable(harness.Knobs, pins),
 		"make-knobs": MakeKnobs(harness.Knobs, pins), "k6-knobs": K6Defaults(harness.Knobs),
 		"exit-codes": ExitCodeTable(results.ExitCodes), "seed-variables": seedVars,
-		"defects-registry": RegistryTable(registry),
+		"defects-registry": RegistryTable(registry), "instruments": InstrumentTable(overhead.Instruments),
 	}, nil
+}
+
+// InstrumentTable is the run's own instruments as `loadtest overhead` switches them off, for
+// docs/diagnosis.md.
+func InstrumentTable(ins []overhead.Off) string {
+	var b strings.Builder
+	b.WriteString("| instrument | what it does beside the load | switched off by |\n|---|---|---|\n")
+	for _, in := range append(slices.Clone(ins), overhead.AllOff()) {
+		var kv []string
+		for k, v := range in.Settings {
+			kv = append(kv, "`"+k+"="+v+"`")
+		}
+		sort.Strings(kv)
+		fmt.Fprintf(&b, "| `%s` | %s | %s |\n", in.Name, in.What, strings.Join(kv, " "))
+	}
+	return b.String()
 }
 
 // RegistryTable is the registry of known defects as docs/certctl-findings.md shows it: each entry, the

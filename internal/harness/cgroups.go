@@ -75,7 +75,9 @@ func (r *Runner) sampleCgroups(ctx context.Context, out, host io.Writer) (ok boo
 				break
 			}
 		}
-		break
+		if layout >= 0 {
+			break // a container that has exited has no cgroup to tell by: another may
+		}
 	}
 	if layout < 0 {
 		return false, samples
@@ -91,12 +93,16 @@ func (r *Runner) sampleCgroups(ctx context.Context, out, host io.Writer) (ok boo
 			}
 		}
 		add(ids)
+		seen := cgroupIDs{pattern: cgroupFiles[layout].cpu, ids: map[string]bool{}}
+		seen.fresh()
 		// The machine as a whole, read in the same tick: the containers' share of it is the run's.
-		hs := &hostSampler{stat: "/proc/stat", pressure: "/proc/pressure/cpu", cpus: runtime.NumCPU()}
+		hs := &hostSampler{stat: "/proc/stat", pressure: "/proc/pressure/cpu", cpus: runtime.NumCPU(), procs: &procCPU{proc: "/proc", self: os.Getpid()}}
 		tick := time.NewTicker(time.Second)
 		defer tick.Stop()
 		for refresh := 1; ; refresh++ {
-			if refresh%5 == 0 {
+			// The engine's cgroup folder is listed, not the engine asked: `docker ps` only when a
+			// container appeared (ours, a k6 starting, or another's).
+			if refresh%5 == 0 && seen.fresh() {
 				add(r.projectContainers(ctx))
 			}
 			now := time.Now()
@@ -129,10 +135,31 @@ func (r *Runner) sampleCgroups(ctx context.Context, out, host io.Writer) (ok boo
 	return true, samples
 }
 
-// projectContainers is the run's running containers, full id → name.
+// cgroupIDs are the container ids the engine's cgroup folder has shown so far.
+type cgroupIDs struct {
+	pattern string // cgroupFiles' cpu, with %s for the id
+	ids     map[string]bool
+}
+
+// fresh lists the folder and reports whether it holds an id not seen before.
+func (c cgroupIDs) fresh() bool {
+	before, after, _ := strings.Cut(c.pattern, "%s")
+	paths, _ := filepath.Glob(before + "*" + after)
+	found := false
+	for _, p := range paths {
+		id := strings.TrimSuffix(strings.TrimPrefix(p, before), after)
+		if !c.ids[id] {
+			c.ids[id], found = true, true
+		}
+	}
+	return found
+}
+
+// projectContainers is the run's containers, running or not (a container is in the engine's list
+// before its cgroup exists), full id → name.
 func (r *Runner) projectContainers(ctx context.Context) map[string]string {
 	var out bytes.Buffer
-	c, _ := r.Exec(ctx, Cmd{Name: "docker", Args: []string{"ps", "--no-trunc", "--filter", "label=com.docker.compose.project=" + r.Cfg.Project, "--format", "{{.ID}} {{.Names}}"},
+	c, _ := r.Exec(ctx, Cmd{Name: "docker", Args: []string{"ps", "--all", "--no-trunc", "--filter", "label=com.docker.compose.project=" + r.Cfg.Project, "--format", "{{.ID}} {{.Names}}"},
 		Env: r.Env, Stdout: &out, Stderr: io.Discard})
 	if c != 0 {
 		return nil

@@ -23,16 +23,19 @@ import (
 const collectorService = "collector"
 
 // startCollectors starts what records the server side during the load (DIAGNOSIS): the collector
-// container and a `docker stats` stream of the stack's containers, both writing to server/. It waits
+// container and the containers' CPU (their cgroups, else a `docker stats` stream), writing to server/. It waits
 // for the collector's first samples, so the load's first seconds are in them. The returned stop ends
 // both, the collector with SIGTERM so it takes its "after" samples. Nothing here fails the run: a
 // collector that does not start is named in the diagnosis, and the load goes on.
 func (r *Runner) startCollectors(ctx context.Context, compose Compose, dir string) (stop func()) {
-	if !r.Cfg.Diagnosis {
-		return func() {}
-	}
 	server := filepath.Join(dir, "server")
-	stopStats := r.sampleContainers(server)
+	stopStats := func() {}
+	if r.Cfg.Containers {
+		stopStats = r.sampleContainers(server)
+	}
+	if !r.Cfg.Collector {
+		return stopStats
+	}
 	logf, err := os.OpenFile(filepath.Join(dir, "logs", "up.log"), os.O_APPEND|os.O_WRONLY|os.O_CREATE|syscall.O_NOFOLLOW, 0o644)
 	if err != nil {
 		return stopStats

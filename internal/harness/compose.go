@@ -50,7 +50,7 @@ func (c Compose) base() []string {
 	if c.Cfg.Faults {
 		args = append(args, "--profile", "faults")
 	}
-	if c.Cfg.Diagnosis {
+	if c.Cfg.Collector {
 		args = append(args, "--profile", collectorService)
 	}
 	return args

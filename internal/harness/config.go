@@ -49,8 +49,10 @@ type Config struct {
 	ProgressEvery time.Duration
 	// Observability adds compose.observability.yml: Prometheus and Grafana, k6 writing to Prometheus.
 	Observability bool
-	// Diagnosis runs the collectors beside the load (server/ in the run directory) and the diagnosis.
-	Diagnosis bool
+	// Collector and Containers are the diagnosis's two samplers (DIAGNOSIS): the collector container
+	// (PostgreSQL and certctl's metrics) and the harness's reads of the containers' cgroups and the
+	// host's CPU, both into server/ in the run directory.
+	Collector, Containers bool
 	// K6Outputs are the --out arguments K6_OUT asks for, given to every k6 beside the harness's own
 	// (k6 ignores K6_OUT once --out is on its command line).
 	K6Outputs []string
@@ -403,13 +405,11 @@ var k6OutputRE = regexp.MustCompile(`^[a-z][a-z0-9-]*(=.+)?$`)
 // to k6 as they are, from the environment (K6OutputSetting); run.json records the outputs' names only,
 // as their arguments may hold credentials.
 func (c *Config) loadK6Outputs(get getter) error {
-	switch v := get("DIAGNOSIS", KnobDefault("DIAGNOSIS")); v {
-	case "false":
-	case "true":
-		c.Diagnosis = true
-	default:
-		return fmt.Errorf("DIAGNOSIS=%q: use true (sample certctl's database, metrics and containers beside the load, and say where the time went) or false", v)
+	v, err := diagnosisSources(get("DIAGNOSIS", KnobDefault("DIAGNOSIS")))
+	if err != nil {
+		return err
 	}
+	c.Collector, c.Containers = slices.Contains(v, DiagnosisCollector), slices.Contains(v, DiagnosisContainers)
 	switch v := get("KNOWN_DEFECTS", KnobDefault("KNOWN_DEFECTS")); v {
 	case "pass", "fail":
 		c.Env["KNOWN_DEFECTS"] = v
@@ -553,6 +553,47 @@ func (c *Config) loadLimiter(get getter) error {
 	return nil
 }
 
+// The diagnosis's samplers, as DIAGNOSIS names them.
+const (
+	DiagnosisCollector  = "collector"
+	DiagnosisContainers = "containers"
+)
+
+// diagnosisSources reads DIAGNOSIS: true (both samplers), false (neither), or a list of them.
+func diagnosisSources(v string) ([]string, error) {
+	switch v {
+	case "true":
+		return []string{DiagnosisCollector, DiagnosisContainers}, nil
+	case "false":
+		return nil, nil
+	}
+	var out []string
+	for _, s := range strings.Split(v, ",") {
+		s = strings.TrimSpace(s)
+		if s != DiagnosisCollector && s != DiagnosisContainers || slices.Contains(out, s) {
+			return nil, fmt.Errorf("DIAGNOSIS=%q: use true (sample certctl's database, metrics and containers beside the load, and say where the time went), false, or one of %s and %s (the collector container; the containers' and the host's CPU)", v, DiagnosisCollector, DiagnosisContainers)
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// Diagnosis reports whether any of the diagnosis's samplers runs: server/ is written, and analysed.
+func (c Config) Diagnosis() bool { return c.Collector || c.Containers }
+
+// DiagnosisSetting is DIAGNOSIS as the run had it: true, false, or the one sampler that ran.
+func (c Config) DiagnosisSetting() string {
+	switch {
+	case c.Collector && c.Containers:
+		return "true"
+	case c.Collector:
+		return DiagnosisCollector
+	case c.Containers:
+		return DiagnosisContainers
+	}
+	return "false"
+}
+
 // RunDir is where this run's results go; nothing from an earlier run is ever written there.
 func (c Config) RunDir() string { return filepath.Join(c.ResultsDir, c.RunID) }
 
@@ -563,6 +604,8 @@ func (c Config) Redacted() map[string]string {
 		"DURATION":      c.Duration,
 		"START_TIMEOUT": c.StartTimeout.String(),
 		"IMAGES":        map[bool]string{true: "offline", false: "upstream"}[c.Offline],
+		// The diagnosis reads it: a sampler switched off is not one that failed.
+		"DIAGNOSIS": c.DiagnosisSetting(),
 	}
 	for k, v := range c.Env {
 		out[k] = v
@@ -790,7 +833,7 @@ func LoadSpotchecks(root string, getenv func(string) string, now time.Time) (Con
 	// walk something to walk; an empty inventory is one page and measures nothing.
 	c.Tiers, c.Scenarios, c.Spotcheck = []string{SpotcheckDir, "scale"}, nil, true
 	// Spot checks are single requests timed one at a time: nothing for the collectors to explain.
-	c.Diagnosis = false
+	c.Collector, c.Containers = false, false
 	// tick_renewal_scan waits for a scheduled scan (certctl has no trigger that works): one every 3
 	// minutes, not the hourly default, keeps that wait inside the check's 240 s.
 	c.Env["CERTCTL_SCHEDULER_RENEWAL_CHECK_INTERVAL"] = get3m(getenv("CERTCTL_SCHEDULER_RENEWAL_CHECK_INTERVAL"))

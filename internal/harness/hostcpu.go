@@ -65,6 +65,8 @@ type hostSampler struct {
 	lastPressure   time.Duration
 	lastAt         time.Time
 	havePressure   bool
+	// procs, when set, follows the harness's and the engine's own CPU, read in the same tick.
+	procs *procCPU
 }
 
 // sample reads the counters; ok is false on the first read (nothing to compare with) or when
@@ -75,14 +77,23 @@ func (h *hostSampler) sample(now time.Time, at time.Time, refresh int) (diagnosi
 		return diagnosis.HostSample{}, false
 	}
 	p, pok := readPressure(h.pressure)
+	var harness, engine uint64
+	if h.procs != nil {
+		harness, engine = h.procs.read()
+	}
 	defer func() { h.last, h.lastPressure, h.lastAt, h.havePressure = s, p, now, pok }()
 	if h.lastAt.IsZero() || s.total <= h.last.total {
 		return diagnosis.HostSample{}, false
 	}
+	// /proc/stat's ticks are every CPU's: a process's ticks over them are its share of the machine.
 	d := float64(s.total - h.last.total)
 	out := diagnosis.HostSample{At: at, Refresh: refresh, CPUs: h.cpus,
 		BusyPct:  round2(100 * float64(s.busy-h.last.busy) / d),
 		StealPct: round2(100 * float64(s.steal-h.last.steal) / d)}
+	if h.procs != nil {
+		hp, ep := round2(100*float64(harness)/d), round2(100*float64(engine)/d)
+		out.HarnessPct, out.EnginePct = &hp, &ep
+	}
 	if pok && h.havePressure {
 		v := round2(100 * float64(p-h.lastPressure) / float64(now.Sub(h.lastAt)))
 		out.PressurePct = &v

@@ -51,7 +51,7 @@ func (r *Runner) extraK6Dirs() []string {
 	if r.Cfg.Segments > 1 {
 		// Each segment's record, raw samples and dashboard, beside the merged ones.
 		dirs := []string{"scenarios/" + segmentsDir, "raw/" + segmentsDir, "dashboard/" + segmentsDir}
-		if r.Cfg.Diagnosis {
+		if r.Cfg.Diagnosis() {
 			dirs = append(dirs, "server")
 		}
 		return dirs
@@ -59,7 +59,7 @@ func (r *Runner) extraK6Dirs() []string {
 	if r.Cfg.Spotcheck {
 		return []string{"spotchecks"} // each spot check's own record (k6/spotcheck)
 	}
-	if r.Cfg.Diagnosis {
+	if r.Cfg.Diagnosis() {
 		return []string{"server"} // the collector's samples: it runs as the owner too
 	}
 	return nil
@@ -275,8 +275,8 @@ func (r *Runner) k6Args(dir string, p k6Process) []string {
 		// The report holds one point per period and is empty for a run shorter than one.
 		"-e", "K6_WEB_DASHBOARD_PERIOD=2s",
 		"-e", "K6_WEB_DASHBOARD_EXPORT=/results/dashboard/"+files+".html",
-		// The REST API, inside the container only, is what the progress lines read (k6 stats).
-		r.k6Service(), "run", "--quiet", "--no-color", "--address", k6API, "--out", "json=/results/raw/"+files+".json.gz")
+		// The REST API, on the stack's network only, is what the progress lines read (readStats).
+		r.k6Service(), "run", "--quiet", "--no-color", "--address", k6Listen, "--out", "json=/results/raw/"+files+".json.gz")
 	args = append(args, p.segmentArgs...)
 	if len(r.Cfg.K6Outputs) > 0 {
 		// Every k6 writes to the same collector: these tags tell the runs, and the processes of one

@@ -13,9 +13,15 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// k6API is where each k6 serves its REST API, inside its own container (no port leaves it): `k6
-// stats`, run in the same container, reads the figures so far from it.
-const k6API = "127.0.0.1:6565"
+// k6Listen is where each k6 serves its REST API: in its own container, on the stack's internal
+// network (no port is published), where the harness reads the figures so far over HTTP from the host
+// (k6Metrics). k6API is the same API as `k6 stats` reaches it inside the container: the way on a
+// machine whose host cannot reach the containers (Docker Desktop, a remote engine).
+const (
+	k6Port   = "6565"
+	k6Listen = "0.0.0.0:" + k6Port
+	k6API    = "127.0.0.1:" + k6Port
+)
 
 // Stats is what a k6 has measured so far: each metric's sample (count, rate, p(95), value, …) by name,
 // as `k6 stats` prints them.
@@ -112,18 +118,95 @@ func ms1(v float64) string {
 	return fmt.Sprintf("%.1f", v)
 }
 
+// ParseMetrics reads k6's REST API answer to GET /v1/metrics: the same figures as `k6 stats`, as JSON:API.
+func ParseMetrics(b []byte) (Stats, error) {
+	var doc struct {
+		Data []struct {
+			ID         string `json:"id"`
+			Attributes struct {
+				Sample map[string]float64 `json:"sample"`
+			} `json:"attributes"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		return nil, fmt.Errorf("k6 /v1/metrics: %v", err)
+	}
+	s := Stats{}
+	for _, m := range doc.Data {
+		s[m.ID] = m.Attributes.Sample
+	}
+	return s, nil
+}
+
+// statsPath is how a scenario's figures are read: over HTTP from the host (its address), or with a
+// process in its container (viaExec) once HTTP has failed twice where that worked.
+type statsPath struct {
+	address   string // host:port of the k6 REST API on the stack's network; "" until looked up
+	looked    bool
+	httpFails int
+	viaExec   bool
+}
+
 // readStats asks the k6 in container for its figures so far; false while it has none to give (still
-// in setup, or gone).
-func (r *Runner) readStats(ctx context.Context, container string) (Stats, bool) {
+// in setup, or gone). Over HTTP where the host reaches the container (the engine on this machine): one
+// request and no process, so that reading costs the machine next to nothing; else `docker exec … k6
+// stats`, a process in the container each time.
+func (r *Runner) readStats(ctx context.Context, container string, path *statsPath) (Stats, bool) {
 	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
+	if !path.looked {
+		path.looked = true
+		var out bytes.Buffer
+		c, err := r.Exec(sctx, Cmd{Name: "docker", Args: []string{"inspect", "--format", "{{range .NetworkSettings.Networks}}{{.IPAddress}} {{end}}", container}, Env: r.Env, Stdout: &out, Stderr: io.Discard})
+		if ip := strings.Fields(out.String()); err == nil && c == 0 && len(ip) > 0 {
+			path.address = net.JoinHostPort(ip[0], k6Port)
+		}
+	}
+	if path.address != "" && !path.viaExec {
+		if b, err := r.httpGet(sctx, "http://"+path.address+"/v1/metrics"); err == nil {
+			s, err := ParseMetrics(b)
+			path.httpFails = 0
+			return s, err == nil && len(s) > 0
+		}
+		path.httpFails++
+	}
 	var out bytes.Buffer
 	c, err := r.Exec(sctx, Cmd{Name: "docker", Args: []string{"exec", container, "k6", "stats", "--address", k6API}, Env: r.Env, Stdout: &out, Stderr: io.Discard})
 	if err != nil || c != 0 {
 		return nil, false
 	}
+	// k6 answered in its container but not over the network, twice: this host does not reach it.
+	if path.httpFails >= 2 && !path.viaExec {
+		path.viaExec = true
+		r.logf("progress: this host does not reach %s's k6 over the stack's network; its figures are read with docker exec from now on", container)
+	}
 	s, err := ParseStats(out.Bytes())
 	return s, err == nil && len(s) > 0
+}
+
+// httpGet is Runner.HTTPGet, or a plain GET whose body must come with a 200.
+func (r *Runner) httpGet(ctx context.Context, url string) ([]byte, error) {
+	if r.HTTPGet != nil {
+		return r.HTTPGet(ctx, url)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	r.statsOnce.Do(func() {
+		// One connection per k6 kept between polls, and no proxy: the address is on the stack's network.
+		r.statsClient = &http.Client{Transport: &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 1}, Timeout: 5 * time.Second}
+	})
+	resp, err := r.statsClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+	if err == nil && resp.StatusCode != http.StatusOK {
+		err = fmt.Errorf("%s: %s", url, resp.Status)
+	}
+	return b, err
 }
 
 // liveScenario is a scenario's k6 while it runs, as the progress lines see it.
@@ -136,6 +219,7 @@ type liveScenario struct {
 	prevAt          time.Time
 	failures        RequestFailures
 	first           FirstFailures
+	stats           statsPath
 }
 
 // showProgress prints, every PROGRESS_INTERVAL, one line per scenario whose k6 runs, until the
@@ -160,7 +244,10 @@ func (r *Runner) showProgress(ctx context.Context, st *k6Runs) (stop func()) {
 			if l.container == "" || l.done {
 				continue
 			}
-			s, ok := r.readStats(pctx, l.container)
+			s, ok := r.readStats(pctx, l.container, &l.stats)
+			st.mu.Lock()
+			st.live[i].stats = l.stats
+			st.mu.Unlock()
 			if !ok {
 				continue
 			}

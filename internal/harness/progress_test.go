@@ -12,7 +12,6 @@ import (
 	"time"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 // A reading of a real k6 (k6 stats of k6 v2.2.0 running 20 requests/s, one in five answered 404) and
 // variations of it: each line in testdata/progress.golden is what a user sees.
@@ -55,19 +54,7 @@ func TestProgressLines(t *testing.T) {
 		Progress{Scenario: "inventory_walk", Elapsed: 90 * time.Second, Now: Stats{"iterations": {"count": 0, "rate": 0}}}.Line(),
 	}
 	got := strings.Join(lines, "\n") + "\n"
-	golden := filepath.Join("testdata", "progress.golden")
-	if *update {
-		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got != string(want) {
-		t.Errorf("progress lines:\n%s\nwant (testdata/progress.golden; -update rewrites it):\n%s", got, want)
-	}
+	golden.Check(t, "progress.golden", got)
 }
 
 func TestParseStatsRefusesGarbage(t *testing.T) {

@@ -31,8 +31,13 @@ type Runner struct {
 	Owner Owner
 	// Created is set once the run's directory exists: from then on it holds a summary.
 	Created bool
+	// HTTPGet reads a URL on the stack's network (k6's REST API, for the progress lines); nil: net/http.
+	HTTPGet func(ctx context.Context, url string) ([]byte, error)
 
 	console sync.Mutex // one line at a time on Stderr, from the k6 processes and the harness alike
+
+	statsOnce   sync.Once
+	statsClient *http.Client // the progress lines' reads of k6's REST API
 }
 
 func (r *Runner) logf(format string, a ...any) {

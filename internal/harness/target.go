@@ -158,7 +158,7 @@ func (c *Config) loadTarget(get getter) error {
 	}
 	// The diagnosis samples the stack's database and containers: an external certctl's are not the
 	// harness's to read. Said in the run, not an error: DIAGNOSIS is on by default.
-	c.Diagnosis = false
+	c.Collector, c.Containers = false, false
 	delete(c.Env, "COLLECT_STATEMENTS")
 	delete(c.Env, "PG_SHARED_PRELOAD")
 	if c.Faults {

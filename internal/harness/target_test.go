@@ -61,7 +61,7 @@ func TestExternalTargetConfig(t *testing.T) {
 	if len(c.Scenarios) != 1 || c.Scenarios[0].Name != "list_certificates" || len(c.Skipped) != 1 || c.Skipped[0].Name != "nginx" {
 		t.Errorf("scenarios %+v, skipped %+v", c.Scenarios, c.Skipped)
 	}
-	if c.Diagnosis {
+	if c.Diagnosis() {
 		t.Error("an external run samples a database it does not have")
 	}
 	if got := c.Redacted()["CLIENT_TOKEN"]; got != "[redacted]" {

@@ -16,7 +16,6 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 func options() Options {
 	return Options{
@@ -51,19 +50,7 @@ func render(t *testing.T, o Options) []byte {
 
 func TestRenderGolden(t *testing.T) {
 	got := render(t, options())
-	path := filepath.Join("testdata", "testrun.golden.yaml")
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (go test ./internal/k8s -update writes it)", err)
-	}
-	if !bytes.Equal(want, got) {
-		t.Errorf("%s differs (go test ./internal/k8s -update, then read the diff); got:\n%s", path, got)
-	}
+	golden.Check(t, "testrun.golden.yaml", string(got))
 }
 
 // The golden file shows the text; these pin the parts whose meaning depends on how the operator and

@@ -15,14 +15,20 @@ func diagnosisText(b *strings.Builder, d *diagnosis.Diagnosis) {
 	for _, f := range d.Findings {
 		fmt.Fprintf(b, "  - %s\n", f.Sentence)
 	}
-	var srcs []string
+	var srcs, off []string
 	for _, s := range d.Sources {
-		if s.Status == "ok" {
+		switch s.Status {
+		case "ok":
 			srcs = append(srcs, fmt.Sprintf("%s %d", s.Name, s.Samples))
+		case diagnosis.StatusOff:
+			off = append(off, s.Name)
 		}
 	}
 	if len(srcs) > 0 {
 		fmt.Fprintf(b, "  samples: %s (server/)\n", strings.Join(srcs, ", "))
+	}
+	if len(off) > 0 {
+		fmt.Fprintf(b, "  switched off by DIAGNOSIS: %s\n", strings.Join(off, ", "))
 	}
 	if len(d.Containers) > 0 {
 		var parts []string
@@ -30,6 +36,11 @@ func diagnosisText(b *strings.Builder, d *diagnosis.Diagnosis) {
 			parts = append(parts, fmt.Sprintf("%s %.0f/%.0f/%.0f", c.Service, c.CPUMeanPct, c.CPUP95Pct, c.CPUMaxPct))
 		}
 		fmt.Fprintf(b, "  CPU, %% of one CPU (mean/p95/max), %d CPUs: %s\n", d.HostCPUs, strings.Join(parts, ", "))
+	}
+	if m := d.Machine; m != nil {
+		fmt.Fprintf(b, "  the machine, %% of all its CPUs (mean): busy %.1f: the stack %.1f, k6 %.1f, outside the run %.1f, steal %.1f\n",
+			m.BusyPct, m.StackPct, m.LoadGenPct, m.OutsidePct, m.StealPct)
+		fmt.Fprintf(b, "  the run's own instruments, %% of the machine: %s\n", InstrumentsText(m))
 	}
 	if len(d.Waits) > 0 {
 		var parts []string
@@ -55,6 +66,24 @@ func diagnosisText(b *strings.Builder, d *diagnosis.Diagnosis) {
 		}
 		tw.Flush()
 	}
+}
+
+// InstrumentsText is the share of the machine the run's own instruments took: the collector's
+// container, the harness with its docker commands, the engine (healthchecks, execs, logs: the stack's
+// as much as the instruments'), and what answering the collector cost PostgreSQL and certctl at most.
+func InstrumentsText(m *diagnosis.MachineShare) string {
+	total := m.CollectorPct
+	parts := []string{fmt.Sprintf("collector %.2f", m.CollectorPct)}
+	if m.HarnessPct != nil && m.EnginePct != nil {
+		total += *m.HarnessPct
+		parts = append(parts, fmt.Sprintf("harness and its docker commands %.2f", *m.HarnessPct), fmt.Sprintf("engine %.2f (healthchecks, execs, logs)", *m.EnginePct))
+	} else {
+		parts = append(parts, "harness and engine not read")
+	}
+	if q := m.CollectorQueriesPct; q != nil {
+		parts = append(parts, fmt.Sprintf("PostgreSQL and certctl answering the collector ≤ %.2f", *q))
+	}
+	return fmt.Sprintf("%.2f without the engine: %s", total, strings.Join(parts, ", "))
 }
 
 func clockText(s float64) string {

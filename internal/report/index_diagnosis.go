@@ -134,7 +134,7 @@ func indexDiagnosisSection(d *diagnosis.Diagnosis) (*indexDiagnosis, *chartData)
 		}
 		out.Sources = append(out.Sources, indexCollector{Name: s.Name, Status: status, Reason: s.Reason, OK: s.Status == "ok"})
 		if s.Status != "ok" {
-			unavailable[s.Name] = fmt.Sprintf("%s not available: %s", s.Name, orUnknown(s.Reason))
+			unavailable[s.Name] = fmt.Sprintf("%s %s: %s", s.Name, s.Status, orUnknown(s.Reason))
 		}
 	}
 

@@ -68,17 +68,17 @@ func TestGoldenIndex(t *testing.T) {
 		all = append(all, scenarioFiles(sc.Name)...)
 	}
 	all = append(all, "logs/stack.log", "logs/up.log", "run.json", "summary.json", "summary.txt")
-	golden(t, "index-passed.html", render(t, passed, all))
-	golden(t, "index-failed.html", render(t, loadFailedRun(t), failedRunFiles))
+	golden.Check(t, "index-passed.html", render(t, passed, all))
+	golden.Check(t, "index-failed.html", render(t, loadFailedRun(t), failedRunFiles))
 
 	diagnosed := loadFailedRun(t)
 	diagnosed.Diagnosis = testDiagnosis()
-	golden(t, "index-diagnosis.html", withoutUPlot(t, render(t, diagnosed, failedRunFiles)))
+	golden.Check(t, "index-diagnosis.html", withoutUPlot(t, render(t, diagnosed, failedRunFiles)))
 	// No time series, and the database's collector could not connect: every chart says why it is missing.
 	diagnosed.Diagnosis = testDiagnosis()
 	diagnosed.Diagnosis.Series = nil
 	diagnosed.Diagnosis.Sources[1] = diagnosis.Source{Name: "postgres", Status: "not available", Reason: "connection refused"}
-	golden(t, "index-diagnosis-no-series.html", render(t, diagnosed, failedRunFiles))
+	golden.Check(t, "index-diagnosis-no-series.html", render(t, diagnosed, failedRunFiles))
 }
 
 // withoutUPlot is the page with the vendored uPlot's 50 kB of minified script and its stylesheet each

@@ -50,7 +50,7 @@ func TestGoldenMarkdown(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			golden(t, "markdown-"+c.name+".md", Markdown(c.summary, c.dir, c.stepCode))
+			golden.Check(t, "markdown-"+c.name+".md", Markdown(c.summary, c.dir, c.stepCode))
 		})
 	}
 }

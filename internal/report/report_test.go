@@ -10,24 +10,7 @@ import (
 	"testing"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files")
 
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if string(want) != got {
-		t.Errorf("%s differs from the rendered output (go test -update rewrites it):\n--- got\n%s", path, got)
-	}
-}
 
 func TestLoadFailedRun(t *testing.T) {
 	s, err := results.Load("testdata/run-failed")
@@ -69,9 +52,9 @@ func TestGoldenText(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "run-failed.summary.txt", Text(s))
+	golden.Check(t, "run-failed.summary.txt", Text(s))
 	b, _ := json.MarshalIndent(s, "", "  ")
-	golden(t, "run-failed.summary.json", string(b)+"\n")
+	golden.Check(t, "run-failed.summary.json", string(b)+"\n")
 }
 
 // A default run (API + connector tiers) recorded against certctl 151107c on this machine, rendered offline.
@@ -88,9 +71,9 @@ func TestGoldenRecordedDefaultRun(t *testing.T) {
 			t.Errorf("%s: handshake %v within a %v ms exchange", tt, row.TLSHandshakeMS.P50, row.P50MS)
 		}
 	}
-	golden(t, "run-default.summary.txt", Text(s))
+	golden.Check(t, "run-default.summary.txt", Text(s))
 	b, _ := json.MarshalIndent(s, "", "  ")
-	golden(t, "run-default.summary.json", string(b)+"\n")
+	golden.Check(t, "run-default.summary.json", string(b)+"\n")
 }
 
 func TestWriteIsTheOnlyWriter(t *testing.T) {
@@ -143,9 +126,9 @@ func TestGoldenRecordedDeployRun(t *testing.T) {
 	if strings.Contains(txt, "completed_nginx") {
 		t.Error("the per-target counters are in the totals line as well as in the deploy table")
 	}
-	golden(t, "run-deploy.summary.txt", txt)
+	golden.Check(t, "run-deploy.summary.txt", txt)
 	b, _ := json.MarshalIndent(s, "", "  ")
-	golden(t, "run-deploy.summary.json", string(b)+"\n")
+	golden.Check(t, "run-deploy.summary.json", string(b)+"\n")
 }
 
 // A mass rotation of 1,000 certificates recorded against the real certctl v2.1.7: every target served a
@@ -167,7 +150,7 @@ func TestGoldenRecordedMassRotation(t *testing.T) {
 	if !strings.Contains(txt, "certctl-findings.md#f5-token-leak") {
 		t.Error("the token limit is counted without saying why")
 	}
-	golden(t, "run-deploy-mass.summary.txt", txt)
+	golden.Check(t, "run-deploy-mass.summary.txt", txt)
 }
 
 // The scheduler's side, recorded against the real certctl v2.1.7: 10,000 due certificates scanned into
@@ -181,7 +164,7 @@ func TestGoldenRecordedRenewalScan(t *testing.T) {
 	if !s.Passed || !strings.Contains(txt, "renewal_scan: 10000 due certificates, 10000 Renewal jobs created over 157.2 s (15.72 ms per certificate)") {
 		t.Errorf("passed=%v\n%s", s.Passed, txt)
 	}
-	golden(t, "run-deploy-scan.summary.txt", txt)
+	golden.Check(t, "run-deploy-scan.summary.txt", txt)
 }
 
 // A fleet of 50 real agents and 200 targets at 30 renewals a minute, recorded against the real certctl
@@ -195,7 +178,7 @@ func TestGoldenRecordedFleetRotation(t *testing.T) {
 	if !s.Passed || !strings.Contains(txt, "a 2030400-certificate fleet's rate); 151 renewed: 151 deployed") {
 		t.Errorf("passed=%v\n%s", s.Passed, txt)
 	}
-	golden(t, "run-deploy-fleet.summary.txt", txt)
+	golden.Check(t, "run-deploy-fleet.summary.txt", txt)
 }
 
 // The PKI tier, recorded against the real certctl v2.1.7 without the workarounds: every ACME finalize
@@ -218,7 +201,7 @@ func TestGoldenRecordedPKI(t *testing.T) {
 			if !strings.Contains(txt, c.want) {
 				t.Errorf("want %q in\n%s", c.want, txt)
 			}
-			golden(t, c.dir+".summary.txt", txt)
+			golden.Check(t, c.dir+".summary.txt", txt)
 			page, err := Index(s, nil)
 			if err != nil {
 				t.Fatal(err)
@@ -258,7 +241,7 @@ func TestGoldenRecordedExternalAndSplit(t *testing.T) {
 					t.Errorf("want %q in\n%s", w, txt)
 				}
 			}
-			golden(t, c.dir+".summary.txt", txt)
+			golden.Check(t, c.dir+".summary.txt", txt)
 			page, err := Index(s, c.files)
 			if err != nil {
 				t.Fatal(err)
@@ -269,7 +252,7 @@ func TestGoldenRecordedExternalAndSplit(t *testing.T) {
 			if i < 0 {
 				t.Fatalf("no <body> in the page:\n%s", page)
 			}
-			golden(t, "index-"+strings.TrimPrefix(c.dir, "run-")+".body.html", page[i:])
+			golden.Check(t, "index-"+strings.TrimPrefix(c.dir, "run-")+".body.html", page[i:])
 		})
 	}
 }

@@ -665,6 +665,13 @@ func readRecord(path string) (Record, error) {
 // scenarios that failed.
 func analyze(dir string, run Run, rows []Scenario) *diagnosis.Diagnosis {
 	in := diagnosis.Input{Dir: dir, HostCPUs: run.Host.DockerCPUs, JudgeMachine: run.Config["MACHINE_CHECK"] == "true"}
+	// A run recorded before DIAGNOSIS named its samplers ran both, or none (then there is no server/).
+	switch v := run.Config["DIAGNOSIS"]; v {
+	case "collector":
+		in.Off = []string{"containers"}
+	case "containers":
+		in.Off = []string{"collector"}
+	}
 	if in.HostCPUs == 0 {
 		in.HostCPUs = run.Host.CPUs
 	}

@@ -11,7 +11,6 @@ import (
 	"time"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 // recorded are internal/compare's recorded API + ACME runs: two of v2.1.7, one of main-151107c.
 func recorded(name string) string { return filepath.Join("..", "compare", "testdata", name) }
@@ -88,9 +87,9 @@ func TestTheWeekCertctlGotSlowerFails(t *testing.T) {
 	}
 	md := Markdown(res)
 	md = strings.ReplaceAll(md, filepath.Dir(res.Comparisons[1].Against[len("baseline "):]), "<baselines>")
-	golden(t, "regressed.md", md)
+	golden.Check(t, "regressed.md", md)
 	svgs := SVGs(res.Trend)
-	golden(t, "regressed-p95.svg", svgs["trend-p95.svg"])
+	golden.Check(t, "regressed-p95.svg", svgs["trend-p95.svg"])
 }
 
 func TestNoHistoryComparesWithTheBaselineAlone(t *testing.T) {
@@ -111,17 +110,3 @@ func TestSparkline(t *testing.T) {
 	}
 }
 
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		os.WriteFile(path, []byte(got), 0o644)
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (go test ./internal/weekly -update writes it)", err)
-	}
-	if string(want) != got {
-		t.Errorf("%s differs (go test ./internal/weekly -update, then read the diff)", path)
-	}
-}

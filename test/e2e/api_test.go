@@ -16,7 +16,8 @@ func TestAllTiersGreen(t *testing.T) {
 	e2e(t)
 	t.Parallel()
 	alone(t)
-	env := stackEnv(t, "TIER=all", "RATE_ACME_FLOW=20")
+	// Progress lines every 2 s: read over the stack's network, no process in the containers.
+	env := stackEnv(t, "TIER=all", "RATE_ACME_FLOW=20", "PROGRESS_INTERVAL=2s")
 	r := run(t, env, "make", "loadtest")
 	if broke := timingBreaches(r.summary); r.code == 99 && len(broke) > 0 {
 		// Seven k6 processes start at once on 2 CPUs and are judged over 5 s: a latency budget or a
@@ -29,6 +30,10 @@ func TestAllTiersGreen(t *testing.T) {
 	s := r.summary
 	if !s.Passed || s.ExitCode != 0 || len(s.FailedChecks) != 0 {
 		t.Fatalf("summary says passed=%v exit=%d failed=%v", s.Passed, s.ExitCode, s.FailedChecks)
+	}
+	wantOutput(t, r, `(?m)^loadtest: \[list_certificates\] 00:0\d of 00:05 `)
+	if strings.Contains(r.output, "does not reach") {
+		t.Errorf("progress read with docker exec:\n%s", r.output)
 	}
 	// certctl's builds stamp no version: the image identifies it (docs/certctl-findings.md#no-version).
 	if s.CertctlVersion != "dev" {
@@ -129,6 +134,8 @@ func assertDiagnosis(t *testing.T, dir string, s results.Summary) {
 	// The machine split into the run and the rest, read beside the containers' cgroups.
 	if m := d.Machine; m == nil || m.Samples == 0 || m.BusyPct <= 0 || m.StackPct <= 0 || m.LoadGenPct <= 0 || m.Decided {
 		t.Errorf("machine share %+v: want samples of a busy machine, not judged (MACHINE_CHECK=false)", m)
+	} else if m.CollectorPct <= 0 || m.HarnessPct == nil || *m.HarnessPct <= 0 || m.EnginePct == nil || *m.EnginePct <= 0 || m.CollectorQueriesPct == nil || *m.CollectorQueriesPct <= 0 {
+		t.Errorf("the instruments' share %+v: want the collector's, the harness's, the engine's and the collector's queries'", m)
 	}
 	if len(d.Findings) == 0 || len(d.Containers) == 0 || d.ActivitySample == 0 || len(d.DatabaseDelta) == 0 || len(d.Metrics) == 0 || len(d.Statements) == 0 {
 		t.Errorf("diagnosis findings %v, %d containers, %d activity samples, database delta %v, %d metrics, %d statements", d.Findings, len(d.Containers), d.ActivitySample, d.DatabaseDelta, len(d.Metrics), len(d.Statements))
@@ -146,8 +153,8 @@ func assertDiagnosis(t *testing.T, dir string, s results.Summary) {
 		t.Errorf("series %+v", d.Series)
 	}
 	txt, _ := os.ReadFile(filepath.Join(dir, "summary.txt"))
-	if !strings.Contains(string(txt), "\ndiagnosis (over ") {
-		t.Errorf("summary.txt has no diagnosis section")
+	if !strings.Contains(string(txt), "\ndiagnosis (over ") || !strings.Contains(string(txt), "\n  the run's own instruments, % of the machine: ") {
+		t.Errorf("summary.txt has no diagnosis section, or no instruments' share")
 	}
 }
 

@@ -1,0 +1,187 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"certctl-loadtest/internal/compare"
+	"certctl-loadtest/internal/harness"
+	"certctl-loadtest/internal/overhead"
+	"certctl-loadtest/internal/results"
+)
+
+// overheadCmd measures what the run's own instruments cost certctl: the load the environment configures,
+// run with every instrument on and with each configuration of OVERHEAD off, OVERHEAD_RUNS rounds in
+// alternating order, each an ordinary run into results/<RUN_ID>/; then compare per configuration.
+func overheadCmd(ctx context.Context, e Env) int {
+	fail := func(format string, a ...any) int {
+		fmt.Fprintf(e.Stderr, "loadtest: overhead: "+format+"\n", a...)
+		return results.ExitBadInput
+	}
+	get := func(k string) string {
+		if v := e.Getenv(k); v != "" {
+			return v
+		}
+		return harness.KnobDefault(k)
+	}
+	offs, err := overhead.Parse(get("OVERHEAD"))
+	if err != nil {
+		return fail("%v", err)
+	}
+	rounds, err := strconv.Atoi(get("OVERHEAD_RUNS"))
+	if err != nil || rounds < 2 || rounds > 20 {
+		return fail("OVERHEAD_RUNS=%q: runs a side, 2 to 20 (each a whole run)", get("OVERHEAD_RUNS"))
+	}
+	if err := harness.CheckScenarioVars(e.Root, e.Environ); err != nil {
+		return fail("%v", err)
+	}
+
+	base := e.Getenv("RUN_ID")
+	if base == "" {
+		base = "ovh-" + e.Now().UTC().Format("0102-150405")
+	}
+	resultsDir := e.Getenv("RESULTS_DIR")
+	if resultsDir == "" {
+		resultsDir = filepath.Join(e.Root, harness.KnobDefault("RESULTS_DIR"))
+	}
+	dir := filepath.Join(resultsDir, base)
+	if _, err := os.Lstat(dir); err == nil {
+		return fail("%s already exists: results are never overwritten; pick another RUN_ID", dir)
+	}
+	settings := map[string]map[string]string{overhead.On: {}}
+	for _, o := range offs {
+		settings[o.Name] = o.Settings
+	}
+	configure := func(name string, round int) (harness.Config, Env, error) {
+		// Each run's record repeats that run alone: make loadtest with its settings.
+		over := map[string]string{"RUN_ID": fmt.Sprintf("%s-%s-%d", base, name, round+1), "RESULTS_DIR": dir, "LOADTEST_GOAL": "loadtest"}
+		for k, v := range settings[name] {
+			over[k] = v
+		}
+		getenv := func(k string) string {
+			if v, ok := over[k]; ok {
+				return v
+			}
+			return e.Getenv(k)
+		}
+		c, err := harness.Load(e.Root, getenv, e.Now())
+		env := e
+		env.Getenv = getenv
+		env.Environ = append([]string(nil), e.Environ...)
+		for k, v := range over {
+			env.Environ = append(env.Environ, k+"="+v)
+		}
+		return c, env, err
+	}
+	// Every run's configuration is checked before the first starts.
+	for name := range settings {
+		c, _, err := configure(name, 0)
+		if err != nil {
+			return fail("%v", err)
+		}
+		switch {
+		case c.External != nil:
+			return fail("TARGET=external: the instruments sample the harness's own stack; there is none to measure")
+		case len(harness.OneAfterAnother(c)) > 1:
+			return fail("TIER=%s runs its scenarios one after another, each a run of its own: measure one run's load (SCENARIOS=one of them, or another tier)", strings.Join(c.Tiers, ","))
+		case name == overhead.On && !(c.Collector && c.Containers && c.ProgressEvery > 0 && c.Env["COLLECT_STATEMENTS"] == "on"):
+			// The baseline is the run as users get it: every instrument on. A knob that switches one off
+			// in every run would make both sides of its comparison the same.
+			return fail("DIAGNOSIS=%s PG_STAT_STATEMENTS=%s PROGRESS_INTERVAL=%s switch an instrument off in every run: unset them (the baseline runs every instrument; OVERHEAD says which to switch off)",
+				get("DIAGNOSIS"), get("PG_STAT_STATEMENTS"), get("PROGRESS_INTERVAL"))
+		}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		fmt.Fprintf(e.Stderr, "loadtest: overhead: %v\n", err)
+		return results.ExitEnvironment
+	}
+
+	res := overhead.Result{Schema: overhead.Schema, RunID: base, Command: commandLine("overhead", e.Getenv, e.Environ),
+		Rounds: rounds, Order: overhead.Schedule(offs, rounds), Runs: map[string][]string{}}
+	save := func() {
+		if err := overhead.Write(dir, res); err != nil {
+			fmt.Fprintf(e.Stderr, "loadtest: overhead: writing %s: %v\n", dir, err)
+		}
+	}
+	total := rounds * (len(offs) + 1)
+	var names []string
+	for _, o := range offs {
+		names = append(names, o.Name)
+	}
+	fmt.Fprintf(e.Stderr, "loadtest: overhead: %d runs (%d rounds, alternating: every instrument on, then %s off), each DURATION=%s on a stack of its own; results in %s\n",
+		total, rounds, strings.Join(names, ", "), get("DURATION"), dir)
+	code := results.ExitOK
+	n := 0
+run:
+	for round, order := range res.Order {
+		for _, name := range order {
+			n++
+			c, env, err := configure(name, round)
+			if err != nil {
+				res.Problem = err.Error()
+				code = results.ExitBadInput
+				break run
+			}
+			fmt.Fprintf(e.Stderr, "loadtest: overhead: run %d of %d: %s (%s)\n", n, total, describe(name, settings[name]), c.RunID)
+			env.Stdout = io.Discard // each run's summary is in its directory; the comparison is printed
+			rc := runOne(ctx, env, "run", c)
+			// A breached budget or a taken machine is a figure to compare; a run without results is not.
+			if _, err := results.Load(c.RunDir()); err != nil {
+				res.Problem = fmt.Sprintf("run %s exited %d without a record: %v", c.RunID, rc, err)
+				code = rc
+				if code == results.ExitOK || code == results.ExitThresholds {
+					code = results.ExitNoResults
+				}
+				break run
+			}
+			rel, _ := filepath.Rel(dir, c.RunDir())
+			res.Runs[name] = append(res.Runs[name], rel)
+			save()
+			if ctx.Err() != nil {
+				res.Problem = "interrupted"
+				code = results.ExitInterrupted
+				break run
+			}
+		}
+	}
+	res.Complete = res.Problem == ""
+	res.Measure(offs, func(off, on []string) (compare.Result, error) {
+		abs := func(ds []string) []string {
+			var out []string
+			for _, d := range ds {
+				out = append(out, filepath.Join(dir, d))
+			}
+			return out
+		}
+		return compare.Compare(compare.Side{Label: "off", Dirs: abs(off)}, compare.Side{Label: "on", Dirs: abs(on)}, compare.Options{})
+	})
+	save()
+	fmt.Fprint(e.Stdout, overhead.Text(res))
+	switch {
+	case code != results.ExitOK:
+		return code
+	case !res.Budget.Judged:
+		fmt.Fprintf(e.Stderr, "loadtest: overhead: the budget (%s) was not judged: OVERHEAD has no %s\n", res.Budget.Rule, overhead.All)
+		return ExitRegressed
+	case !res.Budget.Held:
+		fmt.Fprintf(e.Stderr, "loadtest: overhead: the budget is broken (%s): %s\n", res.Budget.Rule, strings.Join(res.Budget.Breaches, "; "))
+		return ExitRegressed
+	}
+	return results.ExitOK
+}
+
+func describe(name string, s map[string]string) string {
+	if name == overhead.On {
+		return "every instrument on"
+	}
+	var kv []string
+	for k, v := range s {
+		kv = append(kv, k+"="+v)
+	}
+	return name + " off (" + strings.Join(kv, " ") + ")"
+}
