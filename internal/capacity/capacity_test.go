@@ -1,12 +1,10 @@
 package capacity
 
 import (
+	"certctl-loadtest/internal/golden"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -54,8 +52,6 @@ func TestRampConfirmBisect(t *testing.T) {
 	golden.Check(t, "search.txt", Text(r))
 	golden.Check(t, "search.svg", SVG(r))
 }
-
-
 
 func TestHoldsAtMax(t *testing.T) {
 	var calls []string

@@ -1,17 +1,13 @@
 package chart
 
 import (
+	"certctl-loadtest/internal/golden"
 	"encoding/xml"
-	"flag"
 	"io"
 	"math"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
-
-
 
 // wellFormed walks the document as XML: a browser shows nothing of an SVG that is not.
 func wellFormed(t *testing.T, svg string) {

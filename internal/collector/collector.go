@@ -50,13 +50,13 @@ type Config struct {
 	// StatementsOff: pg_stat_statements is not loaded on purpose (PG_STAT_STATEMENTS=false).
 	StatementsOff bool
 
-	ActivityEvery   time.Duration
+	ActivityEvery time.Duration
 	// ActivityFineEvery is the activity's interval while backends wait on locks (and FineHold after):
 	// a lock diagnosis needs the finer picture, the rest of the run does not pay for it.
 	ActivityFineEvery time.Duration
-	DatabaseEvery   time.Duration
-	StatementsEvery time.Duration
-	MetricsEvery    time.Duration
+	DatabaseEvery     time.Duration
+	StatementsEvery   time.Duration
+	MetricsEvery      time.Duration
 }
 
 // LoadConfig reads the configuration; intervals default to the documented ones.

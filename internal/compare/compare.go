@@ -5,7 +5,6 @@
 package compare
 
 import (
-	"strconv"
 	"certctl-loadtest/internal/results"
 	"encoding/json"
 	"fmt"
@@ -16,6 +15,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 )

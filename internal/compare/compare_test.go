@@ -2,8 +2,8 @@ package compare
 
 import (
 	"certctl-loadtest/internal/defects"
+	"certctl-loadtest/internal/golden"
 	"certctl-loadtest/internal/results"
-	"flag"
 	"fmt"
 	"math"
 	"os"
@@ -12,8 +12,6 @@ import (
 	"strings"
 	"testing"
 )
-
-
 
 func run(t *testing.T, old, new Side, o Options) Result {
 	t.Helper()
@@ -241,9 +239,9 @@ func TestInstrumentsApartAreWarned(t *testing.T) {
 	}
 	on := run("true", "on", map[string]string{})
 	for name, off := range map[string]results.Summary{
-		"DIAGNOSIS=false":      run("false", "on", map[string]string{"DIAGNOSIS": "false"}),
+		"DIAGNOSIS=false":          run("false", "on", map[string]string{"DIAGNOSIS": "false"}),
 		"PG_STAT_STATEMENTS=false": run("true", "off", map[string]string{"PG_STAT_STATEMENTS": "false"}),
-		"PROGRESS_INTERVAL=0":  run("true", "on", map[string]string{"PROGRESS_INTERVAL": "0"}),
+		"PROGRESS_INTERVAL=0":      run("true", "on", map[string]string{"PROGRESS_INTERVAL": "0"}),
 	} {
 		joined := strings.Join(warnings([2]loaded{side("old", on, on), side("new", off, off)}), "\n")
 		if !strings.Contains(joined, "the instruments (they move certctl's figures: docs/diagnosis.md#the-cost-of-looking) differ: old DIAGNOSIS=true PG_STAT_STATEMENTS=true PROGRESS_INTERVAL=default, new ") || !strings.Contains(joined, name) {

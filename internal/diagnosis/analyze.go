@@ -1,7 +1,6 @@
 package diagnosis
 
 import (
-	"slices"
 	"bufio"
 	"encoding/json"
 	"errors"
@@ -11,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -418,7 +418,8 @@ func (d *Diagnosis) activity(server string, status sources, f facts) {
 			lines = append(lines, l)
 		}
 	})
-	weights := activityWeights(lines, collectorIntervals(server))
+	every, fine := collectorIntervals(server)
+	weights := activityWeights(lines, every, fine)
 	// Counts are in units of the finest interval sampled: a backend seen in a sample that stands for
 	// four of them counts four.
 	waits := map[string]int{}

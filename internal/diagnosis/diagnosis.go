@@ -60,9 +60,9 @@ type HostSample struct {
 
 // MachineShare is the machine's CPU over the window, each a mean share of all its CPUs (0–100).
 type MachineShare struct {
-	BusyPct     float64  `json:"busy_pct"`
-	StackPct    float64  `json:"stack_pct"`   // the stack's containers: certctl, PostgreSQL, sidecars (not the collector)
-	LoadGenPct  float64  `json:"loadgen_pct"` // the k6 processes
+	BusyPct    float64 `json:"busy_pct"`
+	StackPct   float64 `json:"stack_pct"`   // the stack's containers: certctl, PostgreSQL, sidecars (not the collector)
+	LoadGenPct float64 `json:"loadgen_pct"` // the k6 processes
 	// The run's own instruments and machinery: the collector container, the harness with its docker
 	// commands, and the container engine (nil in a run recorded before the harness read them).
 	CollectorPct float64  `json:"collector_pct"`
@@ -72,9 +72,9 @@ type MachineShare struct {
 	// as the collector timed them, over the window.
 	CollectorQueriesPct *float64 `json:"collector_queries_pct,omitempty"`
 	OutsidePct          float64  `json:"outside_pct"` // everything else the machine did
-	StealPct    float64  `json:"steal_pct"`
-	PressurePct *float64 `json:"pressure_pct,omitempty"` // time some runnable task waited for a CPU
-	Samples     int      `json:"samples"`
+	StealPct            float64  `json:"steal_pct"`
+	PressurePct         *float64 `json:"pressure_pct,omitempty"` // time some runnable task waited for a CPU
+	Samples             int      `json:"samples"`
 	// Decided: work outside the run or the load generator took enough of the machine to move the
 	// figures (rules.yaml's machine rules): a breach of a timing budget is then inconclusive.
 	Decided bool `json:"decided"`

@@ -1,8 +1,8 @@
 package diagnosis
 
 import (
+	"certctl-loadtest/internal/golden"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 )
-
 
 var t0 = time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
 
@@ -201,7 +200,6 @@ func TestRulesParse(t *testing.T) {
 		t.Error("a broken template parsed")
 	}
 }
-
 
 // hostSamples writes server/host.jsonl beside synthetic's containers: the machine busy at busy % of its
 // 2 CPUs each second.

@@ -1,6 +1,7 @@
 package diagnosis
 
 import (
+	"certctl-loadtest/internal/golden"
 	"compress/gzip"
 	"encoding/json"
 	"io"

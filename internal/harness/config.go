@@ -405,11 +405,11 @@ var k6OutputRE = regexp.MustCompile(`^[a-z][a-z0-9-]*(=.+)?$`)
 // to k6 as they are, from the environment (K6OutputSetting); run.json records the outputs' names only,
 // as their arguments may hold credentials.
 func (c *Config) loadK6Outputs(get getter) error {
-	v, err := diagnosisSources(get("DIAGNOSIS", KnobDefault("DIAGNOSIS")))
+	samplers, err := diagnosisSources(get("DIAGNOSIS", KnobDefault("DIAGNOSIS")))
 	if err != nil {
 		return err
 	}
-	c.Collector, c.Containers = slices.Contains(v, DiagnosisCollector), slices.Contains(v, DiagnosisContainers)
+	c.Collector, c.Containers = slices.Contains(samplers, DiagnosisCollector), slices.Contains(samplers, DiagnosisContainers)
 	switch v := get("KNOWN_DEFECTS", KnobDefault("KNOWN_DEFECTS")); v {
 	case "pass", "fail":
 		c.Env["KNOWN_DEFECTS"] = v

@@ -82,7 +82,10 @@ func TestProcCPU(t *testing.T) {
 // container it has not seen.
 func TestCgroupIDsFresh(t *testing.T) {
 	dir := t.TempDir()
-	mk := func(id string) { os.MkdirAll(filepath.Join(dir, id), 0o755); os.WriteFile(filepath.Join(dir, id, "cpuacct.usage"), []byte("1\n"), 0o644) }
+	mk := func(id string) {
+		os.MkdirAll(filepath.Join(dir, id), 0o755)
+		os.WriteFile(filepath.Join(dir, id, "cpuacct.usage"), []byte("1\n"), 0o644)
+	}
 	mk("aaa")
 	c := cgroupIDs{pattern: filepath.Join(dir, "%s", "cpuacct.usage"), ids: map[string]bool{}}
 	if !c.fresh() || c.fresh() {

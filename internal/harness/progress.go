@@ -3,10 +3,13 @@ package harness
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
 	"math"
+	"net"
+	"net/http"
 	"strings"
 	"time"
 

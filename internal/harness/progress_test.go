@@ -2,8 +2,8 @@ package harness
 
 import (
 	"bytes"
+	"certctl-loadtest/internal/golden"
 	"context"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 )
-
 
 // A reading of a real k6 (k6 stats of k6 v2.2.0 running 20 requests/s, one in five answered 404) and
 // variations of it: each line in testdata/progress.golden is what a user sees.

@@ -2,9 +2,9 @@ package k8s
 
 import (
 	"bytes"
+	"certctl-loadtest/internal/golden"
 	"encoding/json"
 	"errors"
-	"flag"
 	"os"
 	"path"
 	"path/filepath"
@@ -15,7 +15,6 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"gopkg.in/yaml.v3"
 )
-
 
 func options() Options {
 	return Options{

@@ -85,7 +85,10 @@ func TestMeasureJudgesTheBudget(t *testing.T) {
 	}
 	// A configuration with no run on one side is named, not compared.
 	r.Runs["progress"] = nil
-	r.Measure(offs[:1], func(off, on []string) (compare.Result, error) { t.Fatal("compared without runs"); return compare.Result{}, nil })
+	r.Measure(offs[:1], func(off, on []string) (compare.Result, error) {
+		t.Fatal("compared without runs")
+		return compare.Result{}, nil
+	})
 	if r.Instruments[0].Error == "" || !strings.Contains(Text(r), "progress (PROGRESS_INTERVAL=0): not compared: no run of both sides") {
 		t.Errorf("%+v\n%s", r.Instruments[0], Text(r))
 	}

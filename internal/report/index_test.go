@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"certctl-loadtest/internal/diagnosis"
+	"certctl-loadtest/internal/golden"
 	"certctl-loadtest/internal/results"
 )
 

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"certctl-loadtest/internal/golden"
 	"certctl-loadtest/internal/results"
 	"encoding/json"
 	"os"

@@ -1,16 +1,14 @@
 package report
 
 import (
+	"certctl-loadtest/internal/golden"
 	"certctl-loadtest/internal/results"
 	"encoding/json"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 )
-
-
 
 func TestLoadFailedRun(t *testing.T) {
 	s, err := results.Load("testdata/run-failed")

@@ -1,7 +1,7 @@
 package weekly
 
 import (
-	"flag"
+	"certctl-loadtest/internal/golden"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 )
-
 
 // recorded are internal/compare's recorded API + ACME runs: two of v2.1.7, one of main-151107c.
 func recorded(name string) string { return filepath.Join("..", "compare", "testdata", name) }
@@ -109,4 +108,3 @@ func TestSparkline(t *testing.T) {
 		t.Errorf("%q", got)
 	}
 }
-
