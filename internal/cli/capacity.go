@@ -124,22 +124,7 @@ func capacityCmd(ctx context.Context, e Env) int {
 				over[k] = v
 			}
 		}
-		getenv := func(k string) string {
-			if v, ok := over[k]; ok {
-				return v
-			}
-			return e.Getenv(k)
-		}
-		c, err := harness.Load(e.Root, getenv, e.Now())
-		env := e
-		env.Getenv = getenv
-		env.Environ = append([]string(nil), e.Environ...)
-		for _, k := range []string{"TIER", "SCENARIOS", rateVar, "DURATION", "RESULTS_DIR", "PRE_VUS", "MAX_VUS"} {
-			if v, ok := over[k]; ok {
-				env.Environ = append(env.Environ, k+"="+v)
-			}
-		}
-		return c, env, err
+		return overridden(e, over, "TIER", "SCENARIOS", rateVar, "DURATION", "RESULTS_DIR", "PRE_VUS", "MAX_VUS")
 	}
 	// Every step's configuration is the first's but for its rate: a bad knob fails before any load.
 	if _, _, err := configure(s.Start, 1); err != nil {
@@ -195,6 +180,28 @@ func capacityCmd(ctx context.Context, e Env) int {
 		return results.ExitThresholds
 	}
 	return results.ExitOK
+}
+
+// overridden is one run of a measurement: e with over on top, its configuration loaded. Of over, the
+// keys named in environ also go into the run's environment (what compose, k6 and run.json's settings
+// and command read).
+func overridden(e Env, over map[string]string, environ ...string) (harness.Config, Env, error) {
+	getenv := func(k string) string {
+		if v, ok := over[k]; ok {
+			return v
+		}
+		return e.Getenv(k)
+	}
+	c, err := harness.Load(e.Root, getenv, e.Now())
+	env := e
+	env.Getenv = getenv
+	env.Environ = append([]string(nil), e.Environ...)
+	for _, k := range environ {
+		if v, ok := over[k]; ok {
+			env.Environ = append(env.Environ, k+"="+v)
+		}
+	}
+	return c, env, err
 }
 
 // vusFor is a step's PRE_VUS and MAX_VUS: a second of arrivals ready, never fewer than the scenario's.

@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -63,20 +65,7 @@ func overheadCmd(ctx context.Context, e Env) int {
 		for k, v := range settings[name] {
 			over[k] = v
 		}
-		getenv := func(k string) string {
-			if v, ok := over[k]; ok {
-				return v
-			}
-			return e.Getenv(k)
-		}
-		c, err := harness.Load(e.Root, getenv, e.Now())
-		env := e
-		env.Getenv = getenv
-		env.Environ = append([]string(nil), e.Environ...)
-		for k, v := range over {
-			env.Environ = append(env.Environ, k+"="+v)
-		}
-		return c, env, err
+		return overridden(e, over, slices.Collect(maps.Keys(over))...)
 	}
 	// Every run's configuration is checked before the first starts.
 	for name := range settings {
