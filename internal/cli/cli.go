@@ -57,10 +57,11 @@ var usage = `usage:
                              in turn, OVERHEAD_RUNS rounds in alternating order (ABBA), each an ordinary
                              run; then compare per instrument (off → on) into results/<RUN_ID>/
                              overhead.json, .txt, .md; exits 1 when every instrument on moves a
-                             scenario's p50 beyond the noise against all off; see docs/diagnosis.md
-  loadtest compare [--format text|markdown|json] [--noise F] [--tolerance F] [--out DIR] OLD NEW
+                             scenario's p50 beyond the noise against all off (the scenarios judged as
+                             one family: each at 1 − 0.05/n); see docs/diagnosis.md
+  loadtest compare [--format text|markdown|json] [--noise F] [--tolerance F] [--confidence F] [--out DIR] OLD NEW
                              set two sets of runs side by side, scenario by scenario: percentiles and
-                             error rate with 95 % intervals (bootstrap over runs and 10 s blocks of
+                             error rate with 95 % intervals (--confidence; bootstrap over runs and 10 s blocks of
                              requests from raw/), ~ for a change inside the noise (default 0.10), and
                              the diagnosis's cause; OLD and NEW are each [label=]run-dir[,run-dir...];
                              exits 1 when a metric is significantly worse by more than the tolerance

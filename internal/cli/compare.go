@@ -22,6 +22,7 @@ func compareCmd(e Env, args []string) int {
 	format := flags.String("format", "text", "")
 	noise := flags.Float64("noise", 0.10, "")
 	tolerance := flags.Float64("tolerance", 0, "")
+	confidence := flags.Float64("confidence", 0.95, "")
 	out := flags.String("out", "", "")
 	if err := flags.Parse(args); err != nil {
 		fmt.Fprintf(e.Stderr, "loadtest: compare: %v\n%s", err, usage)
@@ -33,6 +34,10 @@ func compareCmd(e Env, args []string) int {
 	}
 	if *noise < 0 || *noise >= 1 || *tolerance < 0 {
 		fmt.Fprintf(e.Stderr, "loadtest: compare: --noise is a fraction in [0, 1) and --tolerance a fraction ≥ 0 (0.1 = 10 %%); got %g and %g\n", *noise, *tolerance)
+		return results.ExitBadInput
+	}
+	if *confidence < 0.5 || *confidence >= 1 {
+		fmt.Fprintf(e.Stderr, "loadtest: compare: --confidence is the intervals' level, in [0.5, 1) (0.95 = 95 %%); got %g\n", *confidence)
 		return results.ExitBadInput
 	}
 	render := map[string]func(compare.Result) string{"text": compare.Text, "markdown": compare.Markdown, "json": func(r compare.Result) string {
@@ -52,7 +57,7 @@ func compareCmd(e Env, args []string) int {
 		}
 		sides[i] = s
 	}
-	res, err := compare.Compare(sides[0], sides[1], compare.Options{Noise: *noise, Tolerance: *tolerance})
+	res, err := compare.Compare(sides[0], sides[1], compare.Options{Noise: *noise, Tolerance: *tolerance, Confidence: *confidence})
 	if err != nil {
 		fmt.Fprintf(e.Stderr, "loadtest: compare: %v\n", err)
 		return results.ExitBadInput

@@ -139,7 +139,7 @@ run:
 		}
 	}
 	res.Complete = res.Problem == ""
-	res.Measure(offs, func(off, on []string) (compare.Result, error) {
+	res.Measure(offs, func(off, on []string, confidence float64) (compare.Result, error) {
 		abs := func(ds []string) []string {
 			var out []string
 			for _, d := range ds {
@@ -147,7 +147,7 @@ run:
 			}
 			return out
 		}
-		return compare.Compare(compare.Side{Label: "off", Dirs: abs(off)}, compare.Side{Label: "on", Dirs: abs(on)}, compare.Options{})
+		return compare.Compare(compare.Side{Label: "off", Dirs: abs(off)}, compare.Side{Label: "on", Dirs: abs(on)}, compare.Options{Confidence: confidence})
 	})
 	save()
 	fmt.Fprint(e.Stdout, overhead.Text(res))

@@ -36,13 +36,19 @@ type Options struct {
 	// Tolerance is how much worse a significant change may be before the comparison fails: 0 fails on
 	// every significant regression.
 	Tolerance float64
-	Draws     int    // bootstrap replicates, 2000 by default
-	Seed      uint64 // of the bootstrap, fixed so that a comparison reads the same every time
+	// Confidence is the intervals' level, 0.95 by default. A verdict over several rows at once (a budget
+	// on every scenario's p50) asks for more, so that the family, not each row, is wrong 1 time in 20.
+	Confidence float64
+	Draws      int    // bootstrap replicates, 2000 by default
+	Seed       uint64 // of the bootstrap, fixed so that a comparison reads the same every time
 }
 
 func (o *Options) defaults() {
 	if o.Noise == 0 {
 		o.Noise = 0.10
+	}
+	if o.Confidence == 0 {
+		o.Confidence = 0.95
 	}
 	if o.Draws == 0 {
 		o.Draws = 2000
@@ -54,18 +60,20 @@ func (o *Options) defaults() {
 
 // Result is the comparison: compare.json.
 type Result struct {
-	Schema    string     `json:"schema"`
-	Old       SideInfo   `json:"old"`
-	New       SideInfo   `json:"new"`
-	Noise     float64    `json:"noise"`
-	Tolerance float64    `json:"tolerance"`
-	Block     float64    `json:"block_s"`
-	Warnings  []string   `json:"warnings"`
-	Rows      []Row      `json:"rows"`
-	Cause     *Cause     `json:"cause,omitempty"`
-	Verdict   string     `json:"verdict"` // regressed | changed | no significant change
-	Regressed []string   `json:"regressed"`
-	Loads     []LoadPair `json:"loads"`
+	Schema    string   `json:"schema"`
+	Old       SideInfo `json:"old"`
+	New       SideInfo `json:"new"`
+	Noise     float64  `json:"noise"`
+	Tolerance float64  `json:"tolerance"`
+	// Confidence is the intervals' level (0.95 unless asked otherwise).
+	Confidence float64    `json:"confidence"`
+	Block      float64    `json:"block_s"`
+	Warnings   []string   `json:"warnings"`
+	Rows       []Row      `json:"rows"`
+	Cause      *Cause     `json:"cause,omitempty"`
+	Verdict    string     `json:"verdict"` // regressed | changed | no significant change
+	Regressed  []string   `json:"regressed"`
+	Loads      []LoadPair `json:"loads"`
 	// Defects are each side's breaches against certctl's known defects, over its runs: what a release
 	// fixed or newly broke, beside what it made slower.
 	Defects [2]SideDefects `json:"defects"`
@@ -161,7 +169,7 @@ type Row struct {
 // Compare reads both sides' runs and compares them.
 func Compare(old, new Side, o Options) (Result, error) {
 	o.defaults()
-	res := Result{Schema: Schema, Noise: o.Noise, Tolerance: o.Tolerance, Warnings: []string{}, Regressed: []string{}, Rows: []Row{}, Loads: []LoadPair{}}
+	res := Result{Schema: Schema, Noise: o.Noise, Tolerance: o.Tolerance, Confidence: o.Confidence, Warnings: []string{}, Regressed: []string{}, Rows: []Row{}, Loads: []LoadPair{}}
 	sides := [2]loaded{}
 	for i, s := range []Side{old, new} {
 		l, err := load(s)
@@ -411,7 +419,7 @@ func compareScenario(name string, a, b *scenarioRuns, o Options, rng *rand.Rand)
 			for d := range ratios {
 				ratios[d] = repB.q[qi][d] / repA.q[qi][d]
 			}
-			low, high := interval(ratios)
+			low, high := interval(ratios, o.Confidence)
 			r := Row{Scenario: label, Metric: fmt.Sprintf("p%d", int(math.Round(p*100))), Old: round(ea.q[qi], 2), New: round(eb.q[qi], 2),
 				Change: round(eb.q[qi]/ea.q[qi], 3), Low: ptr(round(low, 3)), High: ptr(round(high, 3)), Samples: [2]int{ea.n - ea.failed, eb.n - eb.failed}}
 			judgeRatio(&r, o)
@@ -424,7 +432,7 @@ func compareScenario(name string, a, b *scenarioRuns, o Options, rng *rand.Rand)
 		for d := range diffs {
 			diffs[d] = repB.err[d] - repA.err[d]
 		}
-		low, high := interval(diffs)
+		low, high := interval(diffs, o.Confidence)
 		r := Row{Scenario: label, Metric: "error rate", Old: round(ea.errorRate(), 5), New: round(eb.errorRate(), 5),
 			Change: round(eb.errorRate()-ea.errorRate(), 5), Low: ptr(round(low, 5)), High: ptr(round(high, 5)), Samples: [2]int{ea.n, eb.n}}
 		judgeDiff(&r)

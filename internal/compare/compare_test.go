@@ -153,7 +153,7 @@ func TestBootstrapSeesAShiftAndNotItsAbsence(t *testing.T) {
 		for d := range ratios {
 			ratios[d] = rb.q[1][d] / ra.q[1][d]
 		}
-		low, high := interval(ratios)
+		low, high := interval(ratios, 0.95)
 		ea, eb := pooled([][]sample{base}), pooled([][]sample{c.b})
 		r := Row{Change: eb.q[1] / ea.q[1], Low: &low, High: &high}
 		judgeRatio(&r, o)

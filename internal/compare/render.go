@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 )
@@ -87,7 +88,7 @@ func Text(r Result) string {
 	fmt.Fprintf(&b, "compare: %s → %s\n", runsText(r.Old), runsText(r.New))
 	fmt.Fprintf(&b, "  %s\n\n", method(r))
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "scenario\tmetric\t%s\t%s\tchange\t95 %% interval\t\n", r.Old.Label, r.New.Label)
+	fmt.Fprintf(tw, "scenario\tmetric\t%s\t%s\tchange\t%s %% interval\t\n", r.Old.Label, r.New.Label, r.level())
 	last := ""
 	for _, row := range r.Rows {
 		name := row.Scenario
@@ -159,8 +160,8 @@ func rowChange(r Row) string {
 }
 
 func method(r Result) string {
-	return fmt.Sprintf("95 %% intervals: bootstrap over runs and %gs blocks of requests; ~ is a change whose interval holds no change or below the %.0f %% noise; fails beyond a %.0f %% tolerance",
-		r.Block, r.Noise*100, r.Tolerance*100)
+	return fmt.Sprintf("%s %% intervals: bootstrap over runs and %gs blocks of requests; ~ is a change whose interval holds no change or below the %.0f %% noise; fails beyond a %.0f %% tolerance",
+		r.level(), r.Block, r.Noise*100, r.Tolerance*100)
 }
 
 func loadText(l Load) string {
@@ -201,7 +202,7 @@ func Markdown(r Result) string {
 		icon = "❌"
 	}
 	fmt.Fprintf(&b, "### %s Compare: %s → %s\n\n**%s**\n\n", icon, md(runsText(r.Old)), md(runsText(r.New)), md(verdictText(r)))
-	fmt.Fprintf(&b, "| scenario | metric | %s | %s | change | 95 %% interval |\n|---|---|---:|---:|---|---|\n", md(r.Old.Label), md(r.New.Label))
+	fmt.Fprintf(&b, "| scenario | metric | %s | %s | change | %s %% interval |\n|---|---|---:|---:|---|---|\n", md(r.Old.Label), md(r.New.Label), r.level())
 	for _, row := range r.Rows {
 		ch := rowChange(row)
 		if row.Fails {
@@ -283,7 +284,16 @@ func md(s string) string {
 	return strings.Join(parts, "`")
 }
 
-// ChangeText is the row's change, its verdict and its 95 % interval, in one phrase.
+// level is the intervals' confidence in percent: 95, or 99.2 for a family of six rows.
+func (r Result) level() string {
+	c := r.Confidence
+	if c == 0 {
+		c = 0.95 // a comparison saved before the level was recorded
+	}
+	return strconv.FormatFloat(math.Round(c*1000)/10, 'f', -1, 64)
+}
+
+// ChangeText is the row's change, its verdict and its interval, in one phrase.
 func (r Row) ChangeText() string {
 	s := rowChange(r)
 	if iv := intervalText(r); iv != "" {

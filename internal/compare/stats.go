@@ -23,8 +23,7 @@ import (
 // replicates cheap; both sides share the bins, so the binning cancels in the ratio.
 
 const (
-	binWidth   = 0.01 // relative width of a histogram bin
-	confidence = 0.95
+	binWidth = 0.01 // relative width of a histogram bin
 )
 
 type binCount struct{ bin, n int32 }
@@ -198,8 +197,8 @@ func histQuantile(hist []int64, lo int32, ok int64, p float64) float64 {
 	return binValue(lo + int32(len(hist)-1))
 }
 
-// interval is the central confidence interval of values, NaNs left out.
-func interval(values []float64) (float64, float64) {
+// interval is the central confidence interval of values at that level, NaNs left out.
+func interval(values []float64, confidence float64) (float64, float64) {
 	v := make([]float64, 0, len(values))
 	for _, x := range values {
 		if !math.IsNaN(x) && !math.IsInf(x, 0) {

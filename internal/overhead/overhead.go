@@ -143,15 +143,25 @@ const BudgetRule = "with every instrument on, no scenario's p50 changes signific
 // Budget is BudgetRule, judged.
 type Budget struct {
 	Rule string `json:"rule"`
+	// Confidence is the level of the p50 intervals the budget is judged on: 1 − 0.05/Family, so that the
+	// budget as a whole, not each scenario's p50, breaks 1 time in 20 when the instruments cost nothing.
+	Confidence float64 `json:"confidence"`
+	// Family is how many scenarios' p50 were judged at once.
+	Family int `json:"family"`
 	// Judged: the All configuration was measured; without it the budget is not judged, and not held.
 	Judged   bool     `json:"judged"`
 	Held     bool     `json:"held"`
 	Breaches []string `json:"breaches"`
 }
 
-// Measure sets each configuration's comparison (done by cmp, compare.Compare on the runs) and judges
-// the budget.
-func (r *Result) Measure(offs []Off, cmp func(off, on []string) (compare.Result, error)) {
+// Measure sets each configuration's comparison (done by cmp, compare.Compare on the runs at that
+// confidence) and judges the budget.
+//
+// Each configuration's table is at 95 %, as compare's are: read row by row, one row in twenty of an
+// instrument that costs nothing shows a change by chance. The budget is one verdict over every
+// scenario's p50 at once; at 95 % each, six scenarios would break it one measurement in four by chance
+// alone. So it is judged at 1 − 0.05/n for n scenarios (Bonferroni): wrong at most 1 time in 20 as a whole.
+func (r *Result) Measure(offs []Off, cmp func(off, on []string, confidence float64) (compare.Result, error)) {
 	r.Budget = Budget{Rule: BudgetRule, Breaches: []string{}}
 	r.Instruments = nil
 	for _, o := range offs {
@@ -160,21 +170,43 @@ func (r *Result) Measure(offs []Off, cmp func(off, on []string) (compare.Result,
 		case len(r.Runs[o.Name]) == 0 || len(r.Runs[On]) == 0:
 			m.Error = "no run of both sides"
 		default:
-			res, err := cmp(r.Runs[o.Name], r.Runs[On])
+			res, err := cmp(r.Runs[o.Name], r.Runs[On], FamilyConfidence)
 			if err != nil {
 				m.Error = err.Error()
 				break
 			}
 			m.Compare = &res
 			m.Significant = Significant(res, "p50", "p95", "p99")
-			if o.Name == All {
-				r.Budget.Judged = true
-				r.Budget.Breaches = Significant(res, "p50")
-				r.Budget.Held = len(r.Budget.Breaches) == 0
+			if o.Name != All {
+				break
 			}
+			n := len(scenarioRows(res, "p50"))
+			conf := 1 - (1-FamilyConfidence)/float64(max(n, 1))
+			fam, err := cmp(r.Runs[o.Name], r.Runs[On], conf)
+			if err != nil {
+				m.Error = err.Error()
+				break
+			}
+			r.Budget.Judged, r.Budget.Confidence, r.Budget.Family = true, conf, n
+			r.Budget.Breaches = Significant(fam, "p50")
+			r.Budget.Held = len(r.Budget.Breaches) == 0
 		}
 		r.Instruments = append(r.Instruments, m)
 	}
+}
+
+// FamilyConfidence is how often the budget as a whole may be wrong: 1 time in 20.
+const FamilyConfidence = 0.95
+
+// scenarioRows are res's rows of the metric at a scenario's own level (not a tag's).
+func scenarioRows(res compare.Result, metric string) []compare.Row {
+	var out []compare.Row
+	for _, row := range res.Rows {
+		if !strings.Contains(row.Scenario, "/") && row.Metric == metric {
+			out = append(out, row)
+		}
+	}
+	return out
 }
 
 // Significant are res's rows of these metrics, at a scenario's own level, whose change is beyond the

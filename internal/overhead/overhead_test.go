@@ -1,6 +1,7 @@
 package overhead
 
 import (
+	"math"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -63,9 +64,9 @@ func TestMeasureJudgesTheBudget(t *testing.T) {
 	r := Result{Schema: Schema, RunID: "ovh-test", Command: "make overhead OVERHEAD=progress,all", Rounds: 2,
 		Order: Schedule(offs, 2), Complete: true,
 		Runs: map[string][]string{On: {"on-1", "on-2"}, "progress": {"progress-1", "progress-2"}, All: {"all-1", "all-2"}}}
-	r.Measure(offs, func(off, on []string) (compare.Result, error) {
+	r.Measure(offs, func(off, on []string, confidence float64) (compare.Result, error) {
 		s := sides[strings.TrimSuffix(off[0], "-1")]
-		return compare.Compare(compare.Side{Label: "off", Dirs: s[0]}, compare.Side{Label: "on", Dirs: s[1]}, compare.Options{})
+		return compare.Compare(compare.Side{Label: "off", Dirs: s[0]}, compare.Side{Label: "on", Dirs: s[1]}, compare.Options{Confidence: confidence})
 	})
 	if len(r.Instruments) != 2 || r.Instruments[0].Error != "" || len(r.Instruments[0].Significant) != 0 {
 		t.Fatalf("progress: %+v", r.Instruments)
@@ -73,11 +74,15 @@ func TestMeasureJudgesTheBudget(t *testing.T) {
 	if !r.Budget.Judged || r.Budget.Held || !slices.ContainsFunc(r.Budget.Breaches, func(b string) bool { return strings.HasPrefix(b, "issuance_acceptance p50 ×") }) {
 		t.Fatalf("budget %+v", r.Budget)
 	}
+	// Judged as one verdict over every scenario's p50: each at 1 − 0.05/n.
+	if n := r.Budget.Family; n < 2 || math.Abs(r.Budget.Confidence-(1-0.05/float64(n))) > 1e-9 {
+		t.Errorf("budget judged at %v over %d scenarios, want 1 − 0.05/n", r.Budget.Confidence, n)
+	}
 	golden.Check(t, "broken.txt", Text(r))
 	golden.Check(t, "broken.md", Markdown(r))
 
 	// Without the all-off configuration the budget judged nothing: it does not hold.
-	r.Measure(offs[:1], func(off, on []string) (compare.Result, error) {
+	r.Measure(offs[:1], func(off, on []string, _ float64) (compare.Result, error) {
 		return compare.Compare(compare.Side{Dirs: recorded("v217-a")}, compare.Side{Dirs: recorded("v217-b")}, compare.Options{})
 	})
 	if r.Budget.Judged || r.Budget.Held {
@@ -85,7 +90,7 @@ func TestMeasureJudgesTheBudget(t *testing.T) {
 	}
 	// A configuration with no run on one side is named, not compared.
 	r.Runs["progress"] = nil
-	r.Measure(offs[:1], func(off, on []string) (compare.Result, error) {
+	r.Measure(offs[:1], func(off, on []string, _ float64) (compare.Result, error) {
 		t.Fatal("compared without runs")
 		return compare.Result{}, nil
 	})

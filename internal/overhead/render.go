@@ -3,9 +3,11 @@ package overhead
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
 	"certctl-loadtest/internal/compare"
@@ -74,10 +76,12 @@ func budgetText(bu Budget) string {
 	switch {
 	case !bu.Judged:
 		return "not judged (the all-off configuration was not measured), so not held"
-	case bu.Held:
-		return "held"
 	}
-	return "broken: " + strings.Join(bu.Breaches, "; ")
+	level := fmt.Sprintf(" (each p50 at %s %%: %d scenarios judged at once)", strconv.FormatFloat(math.Round(bu.Confidence*1000)/10, 'f', -1, 64), bu.Family)
+	if bu.Held {
+		return "held" + level
+	}
+	return "broken" + level + ": " + strings.Join(bu.Breaches, "; ")
 }
 
 func settingsText(s map[string]string) string {
