@@ -77,7 +77,11 @@ func budgetText(bu Budget) string {
 	case !bu.Judged:
 		return "not judged (the all-off configuration was not measured), so not held"
 	}
-	level := fmt.Sprintf(" (each p50 at %s %%: %d scenarios judged at once)", strconv.FormatFloat(math.Round(bu.Confidence*1000)/10, 'f', -1, 64), bu.Family)
+	pct := strconv.FormatFloat(math.Round(bu.Confidence*1000)/10, 'f', -1, 64)
+	level := fmt.Sprintf(" (its p50 at %s %%)", pct)
+	if bu.Family > 1 {
+		level = fmt.Sprintf(" (each p50 at %s %%: %d scenarios judged at once)", pct, bu.Family)
+	}
 	if bu.Held {
 		return "held" + level
 	}

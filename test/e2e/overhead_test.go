@@ -58,6 +58,6 @@ func TestOverhead(t *testing.T) {
 			}
 		}
 	}
-	wantOutput(t, r, `(?m)^budget: with every instrument on, no scenario's p50 changes significantly against every instrument off: (held|broken: .+)$`)
+	wantOutput(t, r, `(?m)^budget: with every instrument on, no scenario's p50 changes significantly against every instrument off: (held|broken) \(its p50 at 95 %\)(: .+)?$`)
 	wantOutput(t, r, `(?m)^loadtest: overhead: run 4 of 4: every instrument on \(`)
 }
