@@ -290,8 +290,11 @@ func (r Result) level() string {
 	if c == 0 {
 		c = 0.95 // a comparison saved before the level was recorded
 	}
-	return strconv.FormatFloat(math.Round(c*1000)/10, 'f', -1, 64)
+	return Percent(c)
 }
+
+// Percent is a confidence level as the tables print it: 0.95 → "95", 0.99167 → "99.2".
+func Percent(c float64) string { return strconv.FormatFloat(math.Round(c*1000)/10, 'f', -1, 64) }
 
 // ChangeText is the row's change, its verdict and its interval, in one phrase.
 func (r Row) ChangeText() string {

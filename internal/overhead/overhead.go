@@ -198,11 +198,11 @@ func (r *Result) Measure(offs []Off, cmp func(off, on []string, confidence float
 // FamilyConfidence is how often the budget as a whole may be wrong: 1 time in 20.
 const FamilyConfidence = 0.95
 
-// scenarioRows are res's rows of the metric at a scenario's own level (not a tag's).
-func scenarioRows(res compare.Result, metric string) []compare.Row {
+// scenarioRows are res's rows of these metrics at a scenario's own level (not a tag's).
+func scenarioRows(res compare.Result, metrics ...string) []compare.Row {
 	var out []compare.Row
 	for _, row := range res.Rows {
-		if !strings.Contains(row.Scenario, "/") && row.Metric == metric {
+		if !strings.Contains(row.Scenario, "/") && slices.Contains(metrics, row.Metric) {
 			out = append(out, row)
 		}
 	}
@@ -213,10 +213,7 @@ func scenarioRows(res compare.Result, metric string) []compare.Row {
 // noise either way.
 func Significant(res compare.Result, metrics ...string) []string {
 	out := []string{}
-	for _, row := range res.Rows {
-		if strings.Contains(row.Scenario, "/") || !slices.Contains(metrics, row.Metric) {
-			continue
-		}
+	for _, row := range scenarioRows(res, metrics...) {
 		if row.Verdict == "worse" || row.Verdict == "better" {
 			out = append(out, fmt.Sprintf("%s %s %s", row.Scenario, row.Metric, row.ChangeText()))
 		}

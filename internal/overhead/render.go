@@ -3,11 +3,9 @@ package overhead
 import (
 	"encoding/json"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 
 	"certctl-loadtest/internal/compare"
@@ -77,7 +75,7 @@ func budgetText(bu Budget) string {
 	case !bu.Judged:
 		return "not judged (the all-off configuration was not measured), so not held"
 	}
-	pct := strconv.FormatFloat(math.Round(bu.Confidence*1000)/10, 'f', -1, 64)
+	pct := compare.Percent(bu.Confidence)
 	level := fmt.Sprintf(" (its p50 at %s %%)", pct)
 	if bu.Family > 1 {
 		level = fmt.Sprintf(" (each p50 at %s %%: %d scenarios judged at once)", pct, bu.Family)
