@@ -13,7 +13,7 @@ LOADTEST := bin/loadtest
 # templates) rebuild the binary too.
 GO_SOURCES := $(shell find cmd internal -type f -not -path '*/testdata/*' 2>/dev/null) go.mod go.sum
 
-.PHONY: help seed-external clean-external k8s collect capacity overhead compare compare-builds baseline loadtest loadtest-acme loadtest-deploy loadtest-pki loadtest-limiter certctl-images spotcheck loadtest-scale loadtest-scale-bulk loadtest-scale-acme loadtest-scale-agent check report docs images test test-full test-unit test-browser test-k6 test-e2e test-e2e-full test-workflow clean deps
+.PHONY: help seed-external clean-external k8s collect capacity overhead findings compare compare-builds baseline loadtest loadtest-acme loadtest-deploy loadtest-pki loadtest-limiter certctl-images spotcheck loadtest-scale loadtest-scale-bulk loadtest-scale-acme loadtest-scale-agent check report docs images test test-full test-unit test-browser test-k6 test-e2e test-e2e-full test-workflow clean deps
 
 # The common knobs `make help` prints: rendered from internal/harness/knobs.go by `make docs` (a test
 # fails when this block is stale), so help needs no build.
@@ -95,6 +95,9 @@ capacity: $(LOADTEST) ## Search SCENARIO's knee: highest arrival rate within its
 
 overhead: $(LOADTEST) ## What the run's own instruments cost certctl: every instrument on vs each in OVERHEAD off, OVERHEAD_RUNS rounds alternating; results in results/<RUN_ID>/overhead.*
 	@LOADTEST_GOAL=$@ $(LOADTEST) overhead || { code=$$?; echo "make: overhead exited $$code" >&2; exit $$code; }
+
+findings: $(LOADTEST) ## Run every reproduction of certctl's findings (docs/findings/repro) against the stack's certctl (CERTCTL_DIST) or TARGET=external's; ISSUE=<id> prints one as an issue body instead
+	@LOADTEST_GOAL=$@ $(LOADTEST) findings $(if $(ISSUE),--issue $(ISSUE)) $(if $(ONLY),--only $(ONLY))
 
 compare: $(LOADTEST) ## Compare two sets of runs: make compare OLD=results/a[,results/b] NEW=results/c[,...] (TOLERANCE=0.2); exits 1 on a regression
 	@$(LOADTEST) compare $(if $(TOLERANCE),--tolerance $(TOLERANCE)) $(if $(OUT),--out $(OUT)) "$(OLD)" "$(NEW)"

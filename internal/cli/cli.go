@@ -52,6 +52,14 @@ var usage = `usage:
                              breaches too), each step an ordinary run of CAPACITY_STEP; results in
                              results/<RUN_ID>/ (capacity.json, .txt, .svg and each step's run); see
                              docs/capacity.md
+  loadtest findings [--only id,...]
+                             run the reproductions of certctl's findings (docs/findings/repro) against
+                             the stack's certctl, or TARGET=external's, and print id, outcome, seconds;
+                             results/<RUN_ID>/findings.{json,txt}; exits 1 when one differs from the
+                             catalogue for the build that ran (docs/certctl-findings.md)
+  loadtest findings --issue ID
+                             print one finding as an issue body for certctl: what happens, the impact,
+                             the code at each build, the reproduction script whole
   loadtest overhead          what the run's own instruments cost certctl: the load the environment
                              configures with every instrument on, and with each in OVERHEAD switched off
                              in turn, OVERHEAD_RUNS rounds in alternating order (ABBA), each an ordinary
@@ -150,6 +158,8 @@ func Main(ctx context.Context, e Env) int {
 			return results.ExitBadInput
 		}
 		return overheadCmd(ctx, e)
+	case "findings":
+		return findingsCmd(ctx, e, args)
 	case "compare":
 		return compareCmd(e, args)
 	case "baseline":

@@ -341,7 +341,8 @@ FROM pg_stat_activity WHERE backend_type = 'client backend' AND pid <> pg_backen
 
 	databaseSQL = `SELECT json_build_object('at', clock_timestamp(),
   'db', (SELECT row_to_json(d) FROM (SELECT numbackends, xact_commit, xact_rollback, blks_read, blks_hit,
-    tup_returned, tup_fetched, tup_inserted, tup_updated, tup_deleted, conflicts, temp_files, temp_bytes, deadlocks
+    tup_returned, tup_fetched, tup_inserted, tup_updated, tup_deleted, conflicts, temp_files, temp_bytes, deadlocks,
+    sessions
     FROM pg_stat_database WHERE datname = current_database()) d),
   'locks_waiting', (SELECT count(*) FROM pg_locks WHERE NOT granted)%s)::text`
 	// pg_stat_wal is PostgreSQL 14 to 17's; without it the database source still samples the rest.

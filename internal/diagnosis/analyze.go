@@ -710,6 +710,12 @@ func (d *Diagnosis) database(server string, status sources, f facts) {
 		if w, ok := d.DatabaseDelta["wal_sync"]; ok {
 			f["db.wal_syncs_per_s"] = round1(w / secs)
 		}
+		// pg_stat_database.sessions (PostgreSQL 14+) counts every session opened: each a backend forked and
+		// a client authenticated, which a pool that keeps its connections never pays twice.
+		if n, ok := d.DatabaseDelta["sessions"]; ok {
+			f["db.sessions"] = n
+			f["db.sessions_per_s"] = round1(n / secs)
+		}
 	}
 	f["db.deadlocks"] = d.DatabaseDelta["deadlocks"]
 	f["db.temp_files"] = d.DatabaseDelta["temp_files"]

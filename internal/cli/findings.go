@@ -1,0 +1,151 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"certctl-loadtest/internal/findings"
+	"certctl-loadtest/internal/harness"
+	"certctl-loadtest/internal/results"
+)
+
+// findingsCmd: loadtest findings [--only id,...] runs the reproductions of docs/findings/repro against
+// the stack's certctl (or TARGET=external's) and prints their table; --issue ID prints one entry as an
+// issue body for certctl and runs nothing.
+func findingsCmd(ctx context.Context, e Env, args []string) int {
+	flags := flag.NewFlagSet("findings", flag.ContinueOnError)
+	flags.SetOutput(io.Discard)
+	issue := flags.String("issue", "", "")
+	only := flags.String("only", "", "")
+	if err := flags.Parse(args); err != nil || flags.NArg() > 0 {
+		fmt.Fprintf(e.Stderr, "loadtest: findings [--only id,...] | findings --issue ID: %v\n", cmpErr(err, fmt.Errorf("unexpected %q", flags.Args())))
+		return results.ExitBadInput
+	}
+	cat, err := findings.Load()
+	if err != nil {
+		fmt.Fprintf(e.Stderr, "loadtest: findings: %v\n", err)
+		return results.ExitEnvironment
+	}
+	if *issue != "" {
+		return issueCmd(e, cat, *issue)
+	}
+	ids := cat.IDs()
+	if *only != "" {
+		ids = nil
+		for _, id := range strings.Split(*only, ",") {
+			id = strings.TrimSpace(id)
+			if _, ok := cat.Find(id); !ok {
+				fmt.Fprintf(e.Stderr, "loadtest: findings --only: no finding %q%s\n", id, suggest(id, cat.IDs()))
+				return results.ExitBadInput
+			}
+			ids = append(ids, id)
+		}
+	}
+	for _, tool := range []string{"bash", "curl", "jq", "openssl", "psql"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			fmt.Fprintf(e.Stderr, "loadtest: findings: the reproductions need %s on this machine (make deps installs it)\n", tool)
+			return results.ExitEnvironment
+		}
+	}
+	over := map[string]string{"TIER": "api", "SCENARIOS": "", "SEGMENTS": "1", "LOADTEST_GOAL": "findings"}
+	if e.Getenv("RUN_ID") == "" {
+		over["RUN_ID"] = "findings-" + e.Now().UTC().Format("0102-150405")
+	}
+	cfg, e2, err := overridden(e, over, "TIER", "SCENARIOS", "SEGMENTS", "LOADTEST_GOAL", "RUN_ID")
+	if err != nil {
+		fmt.Fprintf(e.Stderr, "loadtest: findings: %v\n", err)
+		return results.ExitBadInput
+	}
+	build := ""
+	if cfg.External == nil && cfg.Dist != "" {
+		build = filepath.Base(cfg.Dist)
+	}
+	r := &harness.Runner{
+		Cfg: cfg, Exec: e2.Exec, Env: append(append([]string(nil), e2.Environ...), envList(cfg.Env)...),
+		Stdout: e.Stdout, Stderr: e.Stderr, Now: e.Now, Command: commandLine("findings", e2.Getenv, e2.Environ),
+		Owner: harness.InvokingUser(e.Getenv, e.Euid, e.Egid), Harness: revision(e),
+	}
+	code := r.WithStack(ctx, func(ctx context.Context, dir string, a harness.StackAccess) int {
+		t := findings.Target{URL: a.URL, Key: a.Key, CA: a.CAFile, PGURL: a.PGURL, ConnectTo: a.ConnectTo, Build: build}
+		rep := findings.Run(ctx, cat, e.Root, ids, t, scriptExec, e.Now, e.Stderr)
+		fmt.Fprint(e.Stdout, rep.Text())
+		if err := rep.Write(dir); err != nil {
+			fmt.Fprintf(e.Stderr, "loadtest: findings: cannot keep the table in %s: %v\n", dir, err)
+		}
+		if len(rep.Unexpected()) > 0 {
+			return ExitRegressed
+		}
+		return results.ExitOK
+	})
+	if r.Created {
+		fmt.Fprintf(e.Stderr, "loadtest: findings: exit %d; results in %s\n", code, cfg.RunDir())
+	}
+	return code
+}
+
+func cmpErr(a, b error) error {
+	if a != nil {
+		return a
+	}
+	return b
+}
+
+// issueCmd prints the entry as a GitHub issue body for certctl.
+func issueCmd(e Env, cat findings.Catalog, id string) int {
+	entry, ok := cat.Find(id)
+	if !ok {
+		fmt.Fprintf(e.Stderr, "loadtest: findings --issue: no finding %q%s\n", id, suggest(id, cat.IDs()))
+		return results.ExitBadInput
+	}
+	doc, err := os.ReadFile(filepath.Join(e.Root, "docs", "certctl-findings.md"))
+	if err != nil {
+		fmt.Fprintf(e.Stderr, "loadtest: findings --issue: %v\n", err)
+		return results.ExitEnvironment
+	}
+	dir := filepath.Join(e.Root, findings.ReproDir)
+	script, err := os.ReadFile(filepath.Join(dir, id+".sh"))
+	if err != nil {
+		fmt.Fprintf(e.Stderr, "loadtest: findings --issue: %v\n", err)
+		return results.ExitEnvironment
+	}
+	lib, err := os.ReadFile(filepath.Join(dir, "lib.sh"))
+	if err != nil {
+		fmt.Fprintf(e.Stderr, "loadtest: findings --issue: %v\n", err)
+		return results.ExitEnvironment
+	}
+	fmt.Fprint(e.Stdout, findings.IssueBody(cat, entry, findings.Sections(doc)[id], findings.Bundle(string(lib), string(script))))
+	return results.ExitOK
+}
+
+// suggest is " (did you mean X?)" for the closest of names.
+func suggest(got string, names []string) string {
+	if c := harness.Closest(got, names); c != "" {
+		return fmt.Sprintf(" (did you mean %s?)", c)
+	}
+	return ""
+}
+
+// scriptExec runs a reproduction with bash; its exit status is its verdict.
+func scriptExec(ctx context.Context, script string, args, env []string) (int, []byte, []byte, error) {
+	cmd := exec.CommandContext(ctx, "bash", append([]string{script}, args...)...)
+	cmd.Env = append(os.Environ(), env...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ExitCode(), out.Bytes(), errb.Bytes(), nil
+	}
+	if err != nil {
+		return -1, out.Bytes(), errb.Bytes(), err
+	}
+	return 0, out.Bytes(), errb.Bytes(), nil
+}

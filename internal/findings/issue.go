@@ -1,0 +1,150 @@
+package findings
+
+import (
+	"bytes"
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// Section is one finding's section of docs/certctl-findings.md, split into its labelled paragraphs
+// ("**Symptom.** …" is Paragraphs["Symptom"]), each paragraph's text without its label.
+type Section struct {
+	ID, Title  string
+	Paragraphs map[string]string
+	Order      []string
+}
+
+var (
+	anchorRE = regexp.MustCompile(`(?m)^<a id="([^"]+)"></a>\s*$`)
+	labelRE  = regexp.MustCompile(`^\*\*([A-Z][A-Za-z ]*?)(?:[.:]\*\*|\*\* \([^)]*\)\.|\*\*)\s*`)
+	qualRE   = regexp.MustCompile(`\(([^)]*)\)\.`)
+)
+
+// Sections reads every anchored section of the findings page.
+func Sections(doc []byte) map[string]Section {
+	out := map[string]Section{}
+	locs := anchorRE.FindAllSubmatchIndex(doc, -1)
+	for i, l := range locs {
+		end := len(doc)
+		if i+1 < len(locs) {
+			end = locs[i+1][0]
+		}
+		id := string(doc[l[2]:l[3]])
+		out[id] = parseSection(id, doc[l[1]:end])
+	}
+	return out
+}
+
+func parseSection(id string, body []byte) Section {
+	s := Section{ID: id, Paragraphs: map[string]string{}}
+	label := ""
+	for _, para := range bytes.Split(bytes.TrimSpace(body), []byte("\n\n")) {
+		p := strings.TrimSpace(string(para))
+		switch {
+		case p == "":
+			continue
+		case strings.HasPrefix(p, "#"):
+			first, rest, _ := strings.Cut(p, "\n")
+			if s.Title == "" && (strings.HasPrefix(first, "## ") || strings.HasPrefix(first, "### ")) {
+				s.Title = strings.TrimSpace(strings.TrimLeft(first, "#"))
+				p = strings.TrimSpace(rest)
+				if p == "" {
+					continue
+				}
+			} else {
+				// A heading of the page's next part (## Image and configuration quirks) ends the section.
+				return s
+			}
+		}
+		if m := labelRE.FindStringSubmatch(p); m != nil {
+			label = m[1]
+			// "**Cause** (read in the source, same in both)." keeps its qualifier.
+			full := m[0]
+			p = strings.TrimSpace(p[len(full):])
+			if q := qualRE.FindStringSubmatch(full); q != nil {
+				p = "(" + q[1] + ") " + p
+			}
+			s.Order = append(s.Order, label)
+			s.Paragraphs[label] = p
+			continue
+		}
+		if label != "" {
+			s.Paragraphs[label] += "\n\n" + p
+		}
+	}
+	return s
+}
+
+var (
+	localLinkRE = regexp.MustCompile(`\[([^\]]+)\]\((?:#|\.\./|\./)[^)]*\)`)
+)
+
+// IssueBody is the entry as a GitHub issue for certctl: what happens, what it costs a fleet, where in
+// the code at each build, and the reproduction script whole. It speaks of certctl only: the page's
+// paragraphs on what the harness does, and its links into this repository, are left out.
+func IssueBody(c Catalog, e Entry, s Section, script string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# %s\n\n", e.Title)
+	var seen []string
+	for _, build := range c.Builds {
+		how := e.Builds[build.Name]
+		if how == Absent || how == NotChecked {
+			continue
+		}
+		seen = append(seen, fmt.Sprintf("%s (`%s`, %s)", build.Name, build.Commit[:7], how))
+	}
+	if len(seen) > 0 {
+		fmt.Fprintf(&b, "**Builds:** %s.\n\n", strings.Join(seen, "; "))
+	}
+	for _, label := range s.Order {
+		switch label {
+		case "Builds", "In the harness", "Reproduce":
+			continue
+		}
+		fmt.Fprintf(&b, "**%s.** %s\n\n", label, unlink(s.Paragraphs[label]))
+	}
+	fmt.Fprintf(&b, "**Impact.** %s\n\n", strings.TrimSpace(e.Impact))
+	b.WriteString("**Where.**\n\n")
+	for _, build := range c.Builds {
+		locs := e.Code[build.Name]
+		if len(locs) == 0 {
+			continue
+		}
+		fmt.Fprintf(&b, "At %s (`%s`):\n\n", build.Name, build.Commit[:7])
+		for _, l := range locs {
+			fn := ""
+			if l.Func != "" {
+				fn = fmt.Sprintf(", `%s`", l.Func)
+			}
+			fmt.Fprintf(&b, "- [`%s:%d`](%s)%s: %s\n", l.File, l.Line, build.Link(l), fn, l.What)
+		}
+		b.WriteString("\n")
+	}
+	if script != "" {
+		b.WriteString("**Reproduce.** Against a throwaway certctl only (it creates rows the API cannot delete). ")
+		b.WriteString("Save as `repro.sh` (bash, curl, jq, openssl; psql where it says); exit 0 means the behaviour is there, 1 that it is not, 2 that the script could not judge:\n\n")
+		fmt.Fprintf(&b, "```sh\n./repro.sh https://certctl.example:8443 \"$ADMIN_API_KEY\" ca.crt\n```\n\n")
+		fmt.Fprintf(&b, "<details><summary>repro.sh</summary>\n\n```bash\n%s\n```\n\n</details>\n", strings.TrimRight(script, "\n"))
+	}
+	return b.String()
+}
+
+// Bundle makes a reproduction script stand alone: lib.sh in place of the line that sources it.
+func Bundle(lib, script string) string {
+	var out []string
+	for _, line := range strings.Split(script, "\n") {
+		switch {
+		case strings.HasPrefix(line, "# shellcheck source"):
+			continue
+		case strings.HasPrefix(line, ". ") && strings.HasSuffix(line, "/lib.sh\""):
+			out = append(out, "# --- lib.sh: what every reproduction shares ---", strings.TrimRight(lib, "\n"), "# --- end of lib.sh ---")
+		default:
+			out = append(out, line)
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+// unlink keeps a link's text where the link points into the findings page or this repository.
+func unlink(s string) string { return localLinkRE.ReplaceAllString(s, "$1") }
