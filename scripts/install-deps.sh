@@ -20,6 +20,10 @@ command -v debootstrap >/dev/null || need+=(debootstrap)
 command -v curl >/dev/null || need+=(curl)
 command -v shellcheck >/dev/null || need+=(shellcheck)   # actionlint checks the workflow's run: blocks with it
 command -v chromium >/dev/null || need+=(chromium)       # test/browser opens a run's index.html in it, headless
+# The reproductions of certctl's findings (docs/findings/repro, `loadtest findings`) need these on the host.
+command -v jq >/dev/null || need+=(jq)
+command -v psql >/dev/null || need+=(postgresql-client)
+command -v openssl >/dev/null || need+=(openssl)
 if [ ${#need[@]} -gt 0 ]; then
   log "apt-get install ${need[*]}"
   export DEBIAN_FRONTEND=noninteractive

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"certctl-loadtest/internal/defects"
+	"certctl-loadtest/internal/findings"
 	"certctl-loadtest/internal/harness"
 	"certctl-loadtest/internal/overhead"
 	"certctl-loadtest/internal/results"
@@ -75,6 +76,10 @@ func Blocks(root string, inspect Inspector) (map[string]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	catalog, err := findings.Load()
+	if err != nil {
+		return nil, err
+	}
 	return map[string]string{
 		"executors": executors, "tiers": tiers, "scale-seed": scaleSeed, "ports": ports,
 		"scenarios": ScenarioTable(rows), "baselines": baselines, "spotchecks": spotchecks,
@@ -82,6 +87,7 @@ func Blocks(root string, inspect Inspector) (map[string]string, error) {
 		"make-knobs": MakeKnobs(harness.Knobs, pins), "k6-knobs": K6Defaults(harness.Knobs),
 		"exit-codes": ExitCodeTable(results.ExitCodes), "seed-variables": seedVars,
 		"defects-registry": RegistryTable(registry), "instruments": InstrumentTable(overhead.Instruments),
+		"findings": FindingsTable(catalog),
 	}, nil
 }
 
@@ -121,6 +127,39 @@ func RegistryTable(reg []defects.Entry) string {
 		}
 		fmt.Fprintf(&b, "| [%s](#%s) | %s | %s | %s | %s | %s |\n", e.Title, e.ID, strings.Join(e.Seen, ", "),
 			"`"+strings.Join(e.Scenarios, "`, `")+"`", strings.Join(explains, ", "), ev, around)
+	}
+	return b.String()
+}
+
+// FindingsTable is docs/certctl-findings.md's contents: every finding of the catalogue, defects first,
+// then design choices and documentation points, with how each build showed it, whether its
+// reproduction reproduces there, and its script.
+func FindingsTable(c findings.Catalog) string {
+	var b strings.Builder
+	b.WriteString("| finding | kind |")
+	for _, bu := range c.Builds {
+		fmt.Fprintf(&b, " %s |", bu.Name)
+	}
+	b.WriteString(" reproduction |\n|---|---|")
+	for range c.Builds {
+		b.WriteString("---|")
+	}
+	b.WriteString("---|\n")
+	for _, kind := range []string{findings.KindDefect, findings.KindDesign, findings.KindDocumentation} {
+		for _, e := range c.Findings {
+			if e.Kind != kind {
+				continue
+			}
+			fmt.Fprintf(&b, "| [%s](#%s) | %s |", e.Title, e.ID, e.Kind)
+			for _, bu := range c.Builds {
+				how := e.Builds[bu.Name]
+				if slices.Contains(e.Reproduces, bu.Name) {
+					how += ", reproduces"
+				}
+				fmt.Fprintf(&b, " %s |", how)
+			}
+			fmt.Fprintf(&b, " [`%s.sh`](findings/repro/%s.sh) |\n", e.ID, e.ID)
+		}
 	}
 	return b.String()
 }

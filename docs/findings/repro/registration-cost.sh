@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Registering an agent or a target takes about 0.3 s (docs/certctl-findings.md#registration-cost).
+# Creating a target takes about 0.3 s of CPU (docs/certctl-findings.md#registration-cost).
 # Shows: creating a target costs certctl a PBKDF2-SHA256 derivation of 600,000 rounds (the
 #   target's configuration is encrypted with a fresh key each time), a third of a second of one
 #   core; registering an agent does not (a random key, hashed once with SHA-256). The script times
