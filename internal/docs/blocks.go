@@ -80,7 +80,7 @@ func Blocks(root string, inspect Inspector) (map[string]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	return map[string]string{
+	blocks := map[string]string{
 		"executors": executors, "tiers": tiers, "scale-seed": scaleSeed, "ports": ports,
 		"scenarios": ScenarioTable(rows), "baselines": baselines, "spotchecks": spotchecks,
 		"configuration": ConfigTable(harness.Knobs, pins), "common-knobs": CommonKnobTable(harness.Knobs, pins),
@@ -88,7 +88,15 @@ func Blocks(root string, inspect Inspector) (map[string]string, error) {
 		"exit-codes": ExitCodeTable(results.ExitCodes), "seed-variables": seedVars,
 		"defects-registry": RegistryTable(registry), "instruments": InstrumentTable(overhead.Instruments),
 		"findings": FindingsTable(catalog),
-	}, nil
+	}
+	for _, e := range catalog.Findings {
+		script, err := os.ReadFile(filepath.Join(root, findings.ReproDir, e.ID+".sh"))
+		if err != nil {
+			return nil, fmt.Errorf("finding %s: %w", e.ID, err)
+		}
+		blocks["finding-"+e.ID] = FindingBlock(catalog, e, findings.NeedsDatabase(string(script)))
+	}
+	return blocks, nil
 }
 
 // InstrumentTable is the run's own instruments as `loadtest overhead` switches them off, for
@@ -161,6 +169,32 @@ func FindingsTable(c findings.Catalog) string {
 			fmt.Fprintf(&b, " [`%s.sh`](findings/repro/%s.sh) |\n", e.ID, e.ID)
 		}
 	}
+	return b.String()
+}
+
+// FindingBlock opens a finding's section of docs/certctl-findings.md with what catalog.yaml holds: its
+// kind, the builds its script reproduces on, what it costs a fleet, the code at each build and how to
+// run the script. database: the script needs PGURL.
+func FindingBlock(c findings.Catalog, e findings.Entry, database bool) string {
+	var b strings.Builder
+	var on []string
+	for _, bu := range c.Builds {
+		if slices.Contains(e.Reproduces, bu.Name) {
+			on = append(on, bu.Name)
+		}
+	}
+	repro := "not yet on any build"
+	if len(on) > 0 {
+		repro = "on " + strings.Join(on, " and ")
+	}
+	fmt.Fprintf(&b, "**Kind:** %s. **Its script reproduces it** %s.\n\n", e.Kind, repro)
+	fmt.Fprintf(&b, "**Impact.** %s\n\n", strings.TrimSpace(e.Impact))
+	b.WriteString(findings.Where(c, e, "**Code** at"))
+	pg := ""
+	if database {
+		pg = "`PGURL=postgres://…` "
+	}
+	fmt.Fprintf(&b, "**Script:** %s[`docs/findings/repro/%s.sh`](findings/repro/%s.sh) `<certctl-url> <admin-key> <ca-file>` (exit 0: reproduces; [how to run it](findings/repro/README.md)).\n", pg, e.ID, e.ID)
 	return b.String()
 }
 

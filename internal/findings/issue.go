@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -105,13 +106,36 @@ func IssueBody(c Catalog, e Entry, s Section, script string) string {
 		fmt.Fprintf(&b, "**%s.** %s\n\n", label, unlink(s.Paragraphs[label]))
 	}
 	fmt.Fprintf(&b, "**Impact.** %s\n\n", strings.TrimSpace(e.Impact))
-	b.WriteString("**Where.**\n\n")
+	fmt.Fprintf(&b, "**Where.**\n\n%s", Where(c, e, ""))
+	if script != "" {
+		b.WriteString("**Reproduce.** Against a throwaway certctl only (it creates rows the API cannot delete). ")
+		b.WriteString("Save as `repro.sh` (bash, curl, jq, openssl; psql where it says); exit 0 means the behaviour is there, 1 that it is not, 2 that the script could not judge:\n\n")
+		fmt.Fprintf(&b, "```sh\n./repro.sh https://certctl.example:8443 \"$ADMIN_API_KEY\" ca.crt\n```\n\n")
+		fmt.Fprintf(&b, "<details><summary>repro.sh</summary>\n\n```bash\n%s\n```\n\n</details>\n", strings.TrimRight(script, "\n"))
+	}
+	return b.String()
+}
+
+// Where is the entry's code at each build as Markdown: a list per build, or "the same places" for a
+// build whose list is the one before it; the decisive place first. label prefixes each build's line
+// ("Code at" on the page).
+func Where(c Catalog, e Entry, label string) string {
+	var b strings.Builder
+	if label == "" {
+		label = "At"
+	}
+	var prev []Location
 	for _, build := range c.Builds {
 		locs := e.Code[build.Name]
 		if len(locs) == 0 {
 			continue
 		}
-		fmt.Fprintf(&b, "At %s (`%s`):\n\n", build.Name, build.Commit[:7])
+		if prev != nil && slices.Equal(prev, locs) {
+			fmt.Fprintf(&b, "%s %s (`%s`): the same places.\n\n", label, build.Name, build.Commit[:7])
+			continue
+		}
+		prev = locs
+		fmt.Fprintf(&b, "%s %s (`%s`):\n\n", label, build.Name, build.Commit[:7])
 		for _, l := range locs {
 			fn := ""
 			if l.Func != "" {
@@ -121,14 +145,13 @@ func IssueBody(c Catalog, e Entry, s Section, script string) string {
 		}
 		b.WriteString("\n")
 	}
-	if script != "" {
-		b.WriteString("**Reproduce.** Against a throwaway certctl only (it creates rows the API cannot delete). ")
-		b.WriteString("Save as `repro.sh` (bash, curl, jq, openssl; psql where it says); exit 0 means the behaviour is there, 1 that it is not, 2 that the script could not judge:\n\n")
-		fmt.Fprintf(&b, "```sh\n./repro.sh https://certctl.example:8443 \"$ADMIN_API_KEY\" ca.crt\n```\n\n")
-		fmt.Fprintf(&b, "<details><summary>repro.sh</summary>\n\n```bash\n%s\n```\n\n</details>\n", strings.TrimRight(script, "\n"))
-	}
 	return b.String()
 }
+
+var databaseRE = regexp.MustCompile(`\b(need_pg|pgq|setup_deployment_job)\b`)
+
+// NeedsDatabase says whether a reproduction reads or writes certctl's PostgreSQL (it then needs PGURL).
+func NeedsDatabase(script string) bool { return databaseRE.MatchString(script) }
 
 // Bundle makes a reproduction script stand alone: lib.sh in place of the line that sources it.
 func Bundle(lib, script string) string {
