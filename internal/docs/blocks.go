@@ -183,13 +183,13 @@ func FindingBlock(c findings.Catalog, e findings.Entry, database bool) string {
 			on = append(on, bu.Name)
 		}
 	}
-	repro := "not yet on any build"
+	repro := "**Its script** reproduces it on no build yet."
 	if len(on) > 0 {
-		repro = "on " + strings.Join(on, " and ")
+		repro = "**Its script reproduces it** on " + strings.Join(on, " and ") + "."
 	}
-	fmt.Fprintf(&b, "**Kind:** %s. **Its script reproduces it** %s.\n\n", e.Kind, repro)
+	fmt.Fprintf(&b, "**Kind:** %s. %s\n\n", e.Kind, repro)
 	fmt.Fprintf(&b, "**Impact.** %s\n\n", strings.TrimSpace(e.Impact))
-	b.WriteString(findings.Where(c, e, "**Code** at"))
+	b.WriteString(findings.Where(c, e, "**Code** at", true))
 	pg := ""
 	if database {
 		pg = "`PGURL=postgres://…` "

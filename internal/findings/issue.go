@@ -20,11 +20,15 @@ var (
 	anchorRE = regexp.MustCompile(`(?m)^<a id="([^"]+)"></a>\s*$`)
 	labelRE  = regexp.MustCompile(`^\*\*([A-Z][A-Za-z ]*?)(?:[.:]\*\*|\*\* \([^)]*\)\.|\*\*)\s*`)
 	qualRE   = regexp.MustCompile(`\(([^)]*)\)\.`)
+	// A section's generated head (the catalogue's kind, impact, code and script) is the catalogue's,
+	// not the section's prose: the issue body takes those from the catalogue itself.
+	generatedRE = regexp.MustCompile(`(?s)<!-- generated:[^ ]+ [^>]*-->.*?<!-- end:[^ ]+ -->\n?`)
 )
 
 // Sections reads every anchored section of the findings page.
 func Sections(doc []byte) map[string]Section {
 	out := map[string]Section{}
+	doc = generatedRE.ReplaceAll(doc, nil)
 	locs := anchorRE.FindAllSubmatchIndex(doc, -1)
 	for i, l := range locs {
 		end := len(doc)
@@ -106,7 +110,7 @@ func IssueBody(c Catalog, e Entry, s Section, script string) string {
 		fmt.Fprintf(&b, "**%s.** %s\n\n", label, unlink(s.Paragraphs[label]))
 	}
 	fmt.Fprintf(&b, "**Impact.** %s\n\n", strings.TrimSpace(e.Impact))
-	fmt.Fprintf(&b, "**Where.**\n\n%s", Where(c, e, ""))
+	fmt.Fprintf(&b, "**Where.**\n\n%s", Where(c, e, "", false))
 	if script != "" {
 		b.WriteString("**Reproduce.** Against a throwaway certctl only (it creates rows the API cannot delete). ")
 		b.WriteString("Save as `repro.sh` (bash, curl, jq, openssl; psql where it says); exit 0 means the behaviour is there, 1 that it is not, 2 that the script could not judge:\n\n")
@@ -117,9 +121,9 @@ func IssueBody(c Catalog, e Entry, s Section, script string) string {
 }
 
 // Where is the entry's code at each build as Markdown: a list per build, or "the same places" for a
-// build whose list is the one before it; the decisive place first. label prefixes each build's line
-// ("Code at" on the page).
-func Where(c Catalog, e Entry, label string) string {
+// build whose list is the one before it when collapse (the page; an issue links every commit, the
+// newest being where a fix starts); the decisive place first. label prefixes each build's line.
+func Where(c Catalog, e Entry, label string, collapse bool) string {
 	var b strings.Builder
 	if label == "" {
 		label = "At"
@@ -130,7 +134,7 @@ func Where(c Catalog, e Entry, label string) string {
 		if len(locs) == 0 {
 			continue
 		}
-		if prev != nil && slices.Equal(prev, locs) {
+		if collapse && prev != nil && slices.Equal(prev, locs) {
 			fmt.Fprintf(&b, "%s %s (`%s`): the same places.\n\n", label, build.Name, build.Commit[:7])
 			continue
 		}
