@@ -64,6 +64,8 @@ func findingsCmd(ctx context.Context, e Env, args []string) int {
 		fmt.Fprintf(e.Stderr, "loadtest: findings: %v\n", err)
 		return results.ExitBadInput
 	}
+	// The relay that lets the host reach certctl and its database (docker-compose.yml: stack-relay).
+	cfg.Profiles = append(cfg.Profiles, "findings")
 	build := ""
 	if cfg.External == nil && cfg.Dist != "" {
 		build = filepath.Base(cfg.Dist)

@@ -6,6 +6,7 @@
 package defects
 
 import (
+	"certctl-loadtest/internal/findings"
 	_ "embed"
 	"fmt"
 	"slices"
@@ -28,6 +29,9 @@ type Entry struct {
 	Explains       []string    `yaml:"explains" json:"-"`
 	WorkedAroundBy *Workaround `yaml:"worked_around_by" json:"-"`
 	Remedy         string      `yaml:"remedy" json:"remedy,omitempty"`
+	// Reproduced: the builds its script (docs/findings/repro/<id>.sh) reproduces it on without the
+	// harness, from internal/findings' catalogue (the registry's own file does not say).
+	Reproduced []string `yaml:"-" json:"reproduced,omitempty"`
 }
 
 // Evidence is what in a scenario's record shows the defect happened.
@@ -47,7 +51,23 @@ func (e Entry) Link() string { return "docs/certctl-findings.md#" + e.ID }
 
 // Registry is the registry, checked: every entry has an id, a title, scenarios, one kind of evidence
 // and the thresholds it explains.
-func Registry() ([]Entry, error) { return Parse(registrySource) }
+// Each entry carries the builds its reproduction script reproduces it on, from the findings catalogue.
+func Registry() ([]Entry, error) {
+	reg, err := Parse(registrySource)
+	if err != nil {
+		return nil, err
+	}
+	cat, err := findings.Load()
+	if err != nil {
+		return nil, err
+	}
+	for i := range reg {
+		if e, ok := cat.Find(reg[i].ID); ok {
+			reg[i].Reproduced = e.Reproduces
+		}
+	}
+	return reg, nil
+}
 
 // Parse reads a registry in registry.yaml's form (a team's own, DEFECTS_REGISTRY), checked alike.
 func Parse(b []byte) ([]Entry, error) {

@@ -1,10 +1,12 @@
 package defects
 
 import (
+	"certctl-loadtest/internal/findings"
 	"encoding/json"
 	"os"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -184,6 +186,37 @@ func TestRegistryNamesBudgets(t *testing.T) {
 			if !explained[th] {
 				t.Errorf("%s explains %q, which none of %v holds", e.ID, th, e.Scenarios)
 			}
+		}
+	}
+}
+
+// The registry's defects are findings of the catalogue, seen on builds the catalogue has them observed
+// on, and each carries the builds its reproduction script reproduces it on.
+func TestRegistryAgreesWithTheCatalogue(t *testing.T) {
+	c, err := findings.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg, err := Registry()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range reg {
+		e, ok := c.Find(d.ID)
+		if !ok {
+			t.Errorf("registry entry %s is not in the catalogue", d.ID)
+			continue
+		}
+		if e.Kind != findings.KindDefect {
+			t.Errorf("registry entry %s is a %s in the catalogue, not a defect", d.ID, e.Kind)
+		}
+		for _, b := range d.Seen {
+			if how := e.Builds[b]; how != findings.Observed {
+				t.Errorf("registry entry %s is seen on %s, the catalogue says %q", d.ID, b, how)
+			}
+		}
+		if !slices.Equal(d.Reproduced, e.Reproduces) {
+			t.Errorf("registry entry %s carries reproduced %v, the catalogue %v", d.ID, d.Reproduced, e.Reproduces)
 		}
 	}
 }

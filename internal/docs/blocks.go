@@ -119,7 +119,7 @@ func InstrumentTable(ins []overhead.Off) string {
 // builds it was seen on, the scenarios and budgets it explains and the evidence that tells it apart.
 func RegistryTable(reg []defects.Entry) string {
 	var b strings.Builder
-	b.WriteString("| defect | seen on | scenarios | explains | evidence | worked around by |\n|---|---|---|---|---|---|\n")
+	b.WriteString("| defect | seen on | its script reproduces it on | scenarios | explains | evidence | worked around by |\n|---|---|---|---|---|---|---|\n")
 	for _, e := range reg {
 		ev := "counter `" + e.Evidence.Counter + "` above 0"
 		if e.Evidence.Threshold != "" {
@@ -133,7 +133,11 @@ func RegistryTable(reg []defects.Entry) string {
 		for _, x := range e.Explains {
 			explains = append(explains, "`"+x+"`")
 		}
-		fmt.Fprintf(&b, "| [%s](#%s) | %s | %s | %s | %s | %s |\n", e.Title, e.ID, strings.Join(e.Seen, ", "),
+		repro := "—"
+		if len(e.Reproduced) > 0 {
+			repro = fmt.Sprintf("%s ([`%s.sh`](findings/repro/%s.sh))", strings.Join(e.Reproduced, ", "), e.ID, e.ID)
+		}
+		fmt.Fprintf(&b, "| [%s](#%s) | %s | %s | %s | %s | %s | %s |\n", e.Title, e.ID, strings.Join(e.Seen, ", "), repro,
 			"`"+strings.Join(e.Scenarios, "`, `")+"`", strings.Join(explains, ", "), ev, around)
 	}
 	return b.String()
@@ -187,7 +191,7 @@ func FindingBlock(c findings.Catalog, e findings.Entry, database bool) string {
 	if len(on) > 0 {
 		repro = "**Its script reproduces it** on " + strings.Join(on, " and ") + "."
 	}
-	fmt.Fprintf(&b, "**Kind:** %s. %s\n\n", e.Kind, repro)
+	fmt.Fprintf(&b, "**Kind:** %s. **Builds:** %s. %s\n\n", e.Kind, c.BuildsText(e), repro)
 	fmt.Fprintf(&b, "**Impact.** %s\n\n", strings.TrimSpace(e.Impact))
 	b.WriteString(findings.Where(c, e, "**Code** at", true))
 	pg := ""

@@ -58,6 +58,8 @@ type Entry struct {
 	Impact string `yaml:"impact" json:"impact"`
 	// Builds says, per build name, how the entry was established there.
 	Builds map[string]string `yaml:"builds" json:"builds"`
+	// Note qualifies Builds where one word per build says too little (how it was seen, why it is absent).
+	Note string `yaml:"note" json:"note,omitempty"`
 	// Reproduces lists the builds whose reproduction script exits 0 (TestFindings pins it).
 	Reproduces []string `yaml:"reproduces" json:"reproduces"`
 	// Code is where the cause is, per build name, the decisive place first.
@@ -140,6 +142,9 @@ func Parse(b []byte) (Catalog, error) {
 			if !names[b] {
 				return c, bad("reproduces on %q, which is not among the catalogue's builds", b)
 			}
+			if e.Builds[b] != Observed {
+				return c, bad("its script reproduces it on %s, where builds says %q, not observed", b, e.Builds[b])
+			}
 		}
 	}
 	return c, nil
@@ -168,6 +173,33 @@ func (c Catalog) IDs() []string {
 		out[i] = e.ID
 	}
 	return out
+}
+
+// BuildsText says how each build showed the entry, builds established alike together, then its note:
+// "observed on v2.1.7 and main-151107c", "absent from v2.1.7; observed on main-151107c (…)".
+func (c Catalog) BuildsText(e Entry) string {
+	var order []string
+	on := map[string][]string{}
+	for _, b := range c.Builds {
+		how := e.Builds[b.Name]
+		if _, ok := on[how]; !ok {
+			order = append(order, how)
+		}
+		on[how] = append(on[how], b.Name)
+	}
+	parts := make([]string, len(order))
+	for i, how := range order {
+		prep := " on "
+		if how == Absent {
+			prep = " from "
+		}
+		parts[i] = how + prep + strings.Join(on[how], " and ")
+	}
+	s := strings.Join(parts, "; ")
+	if e.Note != "" {
+		s += " (" + e.Note + ")"
+	}
+	return s
 }
 
 // Link is the location on GitHub at the build's commit.

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"certctl-loadtest/internal/defects"
 	"certctl-loadtest/internal/golden"
 )
 
@@ -53,33 +52,6 @@ func TestCatalogMatchesThePage(t *testing.T) {
 	}
 }
 
-// The registry's defects are findings of the catalogue, seen on builds the catalogue has them on.
-func TestRegistryAgreesWithTheCatalogue(t *testing.T) {
-	c, err := Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	reg, err := defects.Registry()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, d := range reg {
-		e, ok := c.Find(d.ID)
-		if !ok {
-			t.Errorf("registry entry %s is not in the catalogue", d.ID)
-			continue
-		}
-		if e.Kind != KindDefect {
-			t.Errorf("registry entry %s is a %s in the catalogue, not a defect", d.ID, e.Kind)
-		}
-		for _, b := range d.Seen {
-			if how := e.Builds[b]; how != Observed {
-				t.Errorf("registry entry %s is seen on %s, the catalogue says %q", d.ID, b, how)
-			}
-		}
-	}
-}
-
 func TestParseRefuses(t *testing.T) {
 	base := `builds:
   - {name: b1, repo: o/r, commit: 0123456789012345678901234567890123456789}
@@ -111,12 +83,13 @@ findings:
 		over map[string]string
 		want string
 	}{
-		"kind":       {map[string]string{"%KIND%": "bug"}, "kind"},
-		"how":        {map[string]string{"%HOW%": "seen"}, "not observed"},
-		"reproduces": {map[string]string{"%REPRO%": "b2"}, "reproduces on"},
-		"no code":    {map[string]string{"%LOC%": ""}, "no code location"},
-		"no line":    {map[string]string{"%LOC%": "{file: a.go, what: w}"}, "a file, a line"},
-		"absent":     {map[string]string{"%HOW%": "absent", "%LOC%": ""}, ""},
+		"kind":                       {map[string]string{"%KIND%": "bug"}, "kind"},
+		"how":                        {map[string]string{"%HOW%": "seen"}, "not observed"},
+		"reproduces":                 {map[string]string{"%REPRO%": "b2"}, "reproduces on"},
+		"no code":                    {map[string]string{"%LOC%": ""}, "no code location"},
+		"no line":                    {map[string]string{"%LOC%": "{file: a.go, what: w}"}, "a file, a line"},
+		"absent":                     {map[string]string{"%HOW%": "absent", "%LOC%": "", "%REPRO%": ""}, ""},
+		"reproduced where only read": {map[string]string{"%HOW%": "read in the source"}, "where builds says"},
 	} {
 		_, err := Parse([]byte(render(c.over)))
 		switch {

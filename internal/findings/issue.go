@@ -91,17 +91,7 @@ var (
 func IssueBody(c Catalog, e Entry, s Section, script string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# %s\n\n", e.Title)
-	var seen []string
-	for _, build := range c.Builds {
-		how := e.Builds[build.Name]
-		if how == Absent || how == NotChecked {
-			continue
-		}
-		seen = append(seen, fmt.Sprintf("%s (`%s`, %s)", build.Name, build.Commit[:7], how))
-	}
-	if len(seen) > 0 {
-		fmt.Fprintf(&b, "**Builds:** %s.\n\n", strings.Join(seen, "; "))
-	}
+	fmt.Fprintf(&b, "**Builds:** %s.\n\n", c.BuildsText(e))
 	for _, label := range s.Order {
 		switch label {
 		case "Builds", "In the harness", "Reproduce":

@@ -65,23 +65,30 @@ func (r *Runner) WithStack(ctx context.Context, fn func(ctx context.Context, dir
 	return fn(ctx, dir, a)
 }
 
-// access finds the containers' addresses and copies certctl's CA out of its volume.
+// relayService forwards the host's connections to certctl and PostgreSQL (docker-compose.yml): the
+// namespace they share answers nothing outside it.
+const relayService = "stack-relay"
+
+// access starts the relay, finds its address and copies certctl's CA out of its volume.
 func (r *Runner) access(ctx context.Context, compose Compose, dir string) (StackAccess, error) {
 	a := StackAccess{URL: envOr(r.Env, "CERTCTL_URL", KnobDefault("CERTCTL_URL")), Key: r.Cfg.Env["CERTCTL_TOKEN"]}
 	u, err := url.Parse(a.URL)
 	if err != nil || u.Hostname() == "" || u.Port() == "" {
 		return a, fmt.Errorf("CERTCTL_URL=%q: needs a host and a port", a.URL)
 	}
-	server, err := r.address(ctx, compose, serverService)
+	if u.Port() != "8443" {
+		return a, fmt.Errorf("CERTCTL_URL=%q: the relay (%s) forwards certctl's port 8443 only", a.URL, relayService)
+	}
+	var log bytes.Buffer
+	if code, err := compose.Run(ctx, &log, &log, "up", "--detach", "--wait", "--wait-timeout", "60", relayService); err != nil || code != 0 {
+		return a, fmt.Errorf("%s did not start (exit %d %v): %s", relayService, code, err, strings.TrimSpace(log.String()))
+	}
+	relay, err := r.address(ctx, compose, relayService)
 	if err != nil {
 		return a, err
 	}
-	pg, err := r.address(ctx, compose, "postgres")
-	if err != nil {
-		return a, err
-	}
-	a.ConnectTo = fmt.Sprintf("%s:%s:%s:%s", u.Hostname(), u.Port(), server, u.Port())
-	a.PGURL = fmt.Sprintf("postgres://certctl:certctl@%s:5432/certctl?sslmode=disable", pg)
+	a.ConnectTo = fmt.Sprintf("%s:%s:%s:%s", u.Hostname(), u.Port(), relay, u.Port())
+	a.PGURL = fmt.Sprintf("postgres://certctl:certctl@%s:5432/certctl?sslmode=disable", relay)
 	a.CAFile = filepath.Join(dir, "ca.crt")
 	code, err := compose.Run(ctx, io.Discard, io.Discard, "cp", serverService+":/tls/ca.crt", a.CAFile)
 	if err != nil || code != 0 {

@@ -13,7 +13,8 @@ import (
 const usage = `usage:
   netguard hold                     delete the default routes, make the gateways unreachable, then wait for SIGTERM
   netguard check                    exit 0 only if this namespace has no way out (the healthcheck)
-  netguard dial <host:port> [timeout]  exit 0 if a TCP connection succeeds (timeout default 3s)`
+  netguard dial <host:port> [timeout]  exit 0 if a TCP connection succeeds (timeout default 3s)
+  netguard relay PORT=HOST:PORT ...   forward each port to its upstream (the host's way in, outside the namespace)`
 
 // Main is the whole command behind cmd/netguard, returning the exit status: 0 ok, 1 the guard could not
 // be set up, is not in place, or the dial failed, 2 bad arguments. guard is used by hold and check; the
@@ -50,6 +51,18 @@ func Main(ctx context.Context, args []string, guard Guard, stdout, stderr io.Wri
 			timeout = d
 		}
 		return dial(ctx, rest[0], timeout, stdout, stderr)
+	case cmd == "relay":
+		routes, err := ParseRoutes(rest)
+		if err != nil {
+			fmt.Fprintln(stderr, "netguard: relay:", err)
+			return 2
+		}
+		fmt.Fprintf(stderr, "netguard: relaying %v\n", rest)
+		if err := Relay(ctx, routes, net.Listen, stderr); err != nil {
+			fmt.Fprintln(stderr, "netguard: relay:", err)
+			return 1
+		}
+		return 0
 	default:
 		fmt.Fprintf(stderr, "netguard: unknown command or wrong arguments: %q\n%s\n", args, usage)
 		return 2

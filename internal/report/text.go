@@ -168,7 +168,7 @@ func breachesText(b *strings.Builder, v *defects.Verdict) {
 		}
 	}
 	if len(v.Known) > 0 {
-		b.WriteString("  known: certctl's defects, as registered\n")
+		b.WriteString("  known: certctl's defects, as registered (each with a script that shows it without the harness: docs/findings/repro/<id>.sh)\n")
 		for _, x := range v.Known {
 			fmt.Fprintf(b, "    - %s: %s\n", breachLine(x.Breach), strings.Join(x.Defects, ", "))
 		}
