@@ -77,6 +77,9 @@ func TestBadInput(t *testing.T) {
 		{"overhead of a sequence", []string{"overhead"}, map[string]string{"TIER": "scale"}, `TIER=scale runs its scenarios one after another, each a run of its own`},
 		{"overhead with an argument", []string{"overhead", "now"}, nil, `overhead takes no arguments (got "now")`},
 		{"overhead of a bad run", []string{"overhead"}, map[string]string{"DURATION": "5x"}, `DURATION="5x" is not a duration`},
+		{"findings of an unknown one", []string{"findings", "--only", "ocsp-50"}, nil, `findings --only: no finding "ocsp-50" (did you mean ocsp-500?)`},
+		{"an issue of an unknown finding", []string{"findings", "--issue", "create-5OO"}, nil, `findings --issue: no finding "create-5OO" (did you mean create-500?)`},
+		{"findings with an argument", []string{"findings", "all"}, nil, `findings [--only id,...] | findings --issue ID`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			o := mainWith(t, c.args, c.env, nil)

@@ -3,6 +3,8 @@ package cli
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -70,13 +72,29 @@ func findingsCmd(ctx context.Context, e Env, args []string) int {
 	if cfg.External == nil && cfg.Dist != "" {
 		build = filepath.Base(cfg.Dist)
 	}
+	// Two scripts can judge only what a certctl is started with: a key without :admin (read-only-keys) and a
+	// renewal scan within their minute (renewal-scan-window, at certctl's shortest interval).
+	viewer := make([]byte, 16)
+	if _, err := rand.Read(viewer); err != nil {
+		fmt.Fprintf(e.Stderr, "loadtest: findings: %v\n", err)
+		return results.ExitEnvironment
+	}
+	stackEnv := []string{"LT_MORE_KEYS=,findings-viewer:" + hex.EncodeToString(viewer)}
+	scriptEnv := []string{"VIEWER_KEY=" + hex.EncodeToString(viewer)}
+	if e2.Getenv("CERTCTL_SCHEDULER_RENEWAL_CHECK_INTERVAL") == "" {
+		stackEnv = append(stackEnv, "CERTCTL_SCHEDULER_RENEWAL_CHECK_INTERVAL=1m")
+		scriptEnv = append(scriptEnv, "RENEWAL_WAIT=75")
+	}
+	if cfg.External != nil {
+		scriptEnv = nil // its keys and scheduler are its own; VIEWER_KEY and RENEWAL_WAIT come from the caller
+	}
 	r := &harness.Runner{
-		Cfg: cfg, Exec: e2.Exec, Env: append(append([]string(nil), e2.Environ...), envList(cfg.Env)...),
+		Cfg: cfg, Exec: e2.Exec, Env: append(append(append([]string(nil), e2.Environ...), envList(cfg.Env)...), stackEnv...),
 		Stdout: e.Stdout, Stderr: e.Stderr, Now: e.Now, Command: commandLine("findings", e2.Getenv, e2.Environ),
 		Owner: harness.InvokingUser(e.Getenv, e.Euid, e.Egid), Harness: revision(e),
 	}
 	code := r.WithStack(ctx, func(ctx context.Context, dir string, a harness.StackAccess) int {
-		t := findings.Target{URL: a.URL, Key: a.Key, CA: a.CAFile, PGURL: a.PGURL, ConnectTo: a.ConnectTo, Build: build}
+		t := findings.Target{URL: a.URL, Key: a.Key, CA: a.CAFile, PGURL: a.PGURL, ConnectTo: a.ConnectTo, Build: build, Env: scriptEnv}
 		rep := findings.Run(ctx, cat, e.Root, ids, t, scriptExec, e.Now, e.Stderr)
 		fmt.Fprint(e.Stdout, rep.Text())
 		if err := rep.Write(dir); err != nil {

@@ -75,7 +75,9 @@ func TestEveryKnobIsDocumented(t *testing.T) {
 	notKnobs := map[string]bool{"PGPASSWORD": true, "RESULTS_DIR": false, "SSL_CERT_FILE": true, "LOADTEST_GOAL": true, "RUN_DIR": true, "LT_OWNER": true, "PG_SHARED_PRELOAD": true, "COLLECT_STATEMENTS": true,
 		// Set by loadtest for k6 and compose, from the knobs: a segment's name, TARGET=external's TLS settings
 		// and its k6's LT_TARGET (compose.external.yml, the k8s TestRun).
-		"LT_SEGMENT": true, "LT_SSL_CERT_FILE": true, "LT_CA_BUNDLE": true, "LT_INSECURE_SKIP_TLS_VERIFY": true, "LT_TARGET": true}
+		"LT_SEGMENT": true, "LT_SSL_CERT_FILE": true, "LT_CA_BUNDLE": true, "LT_INSECURE_SKIP_TLS_VERIFY": true, "LT_TARGET": true,
+		// Set by loadtest findings: a viewer key beside the admin one (docs/findings/repro/read-only-keys.sh).
+		"LT_MORE_KEYS": true}
 	reads := map[string]*regexp.Regexp{
 		"k6/lib/*.js":           regexp.MustCompile(`(?:env|__ENV)(?:\.([A-Z][A-Z0-9_]+)|\[\x60([A-Z_]+)\$)`),
 		"k6/*/*.js":             regexp.MustCompile(`__ENV\.([A-Z][A-Z0-9_]+)`),

@@ -33,7 +33,8 @@ type Target struct {
 	// ConnectTo reaches URL's host at another address (curl's --connect-to host:port:addr:port): the
 	// harness's certctl is named certctl-server in its certificate and reached from the host by address.
 	ConnectTo string
-	Build     string // the build it runs, as the catalogue names builds; empty when not known
+	Build     string   // the build it runs, as the catalogue names builds; empty when not known
+	Env       []string // more for every script (VIEWER_KEY, RENEWAL_WAIT): what the stack was started with
 }
 
 // Result is one reproduction's outcome.
@@ -64,7 +65,7 @@ type Exec func(ctx context.Context, script string, args, env []string) (code int
 // Run runs the reproductions of ids (in that order), one after another, each bounded in time.
 func Run(ctx context.Context, c Catalog, root string, ids []string, t Target, exec Exec, now func() time.Time, progress io.Writer) Report {
 	rep := Report{Build: t.Build, URL: t.URL, StartedAt: now().UTC()}
-	env := []string{"PGURL=" + t.PGURL, "CERTCTL_CONNECT_TO=" + t.ConnectTo}
+	env := append([]string{"PGURL=" + t.PGURL, "CERTCTL_CONNECT_TO=" + t.ConnectTo}, t.Env...)
 	for _, id := range ids {
 		script := filepath.Join(root, ReproDir, id+".sh")
 		r := Result{ID: id}

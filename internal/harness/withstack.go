@@ -48,7 +48,11 @@ func (r *Runner) WithStack(ctx context.Context, fn func(ctx context.Context, dir
 	r.Created = true
 	defer r.Owner.chownTree(r.Cfg.ResultsDir, dir)
 	if ext := r.Cfg.External; ext != nil {
-		return fn(ctx, dir, StackAccess{URL: ext.URL, Key: r.Cfg.Env["CLIENT_TOKEN"], CAFile: ext.CABundle})
+		ca := ext.CABundle
+		if ca == "" {
+			ca = systemCAs // CERTCTL_CA_BUNDLE unset: certctl's certificate is one the system trusts
+		}
+		return fn(ctx, dir, StackAccess{URL: ext.URL, Key: r.Cfg.Env["CLIENT_TOKEN"], CAFile: ca})
 	}
 	defer r.tearDown(compose, dir)
 	if problem := r.up(ctx, compose, svcs, dir, &run); problem != "" {
@@ -64,6 +68,9 @@ func (r *Runner) WithStack(ctx context.Context, fn func(ctx context.Context, dir
 	}
 	return fn(ctx, dir, a)
 }
+
+// systemCAs is Debian's (and Alpine's) bundle of the CAs the system trusts.
+const systemCAs = "/etc/ssl/certs/ca-certificates.crt"
 
 // relayService forwards the host's connections to certctl and PostgreSQL (docker-compose.yml): the
 // namespace they share answers nothing outside it.
