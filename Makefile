@@ -96,8 +96,8 @@ capacity: $(LOADTEST) ## Search SCENARIO's knee: highest arrival rate within its
 overhead: $(LOADTEST) ## What the run's own instruments cost certctl: every instrument on vs each in OVERHEAD off, OVERHEAD_RUNS rounds alternating; results in results/<RUN_ID>/overhead.*
 	@LOADTEST_GOAL=$@ $(LOADTEST) overhead || { code=$$?; echo "make: overhead exited $$code" >&2; exit $$code; }
 
-findings: $(LOADTEST) ## Run every reproduction of certctl's findings (docs/findings/repro) against the stack's certctl (CERTCTL_DIST) or TARGET=external's; ISSUE=<id> prints one as an issue body instead
-	@LOADTEST_GOAL=$@ $(LOADTEST) findings $(if $(ISSUE),--issue $(ISSUE)) $(if $(ONLY),--only $(ONLY))
+findings: $(LOADTEST) ## Run every reproduction of certctl's findings (docs/findings/repro) against the stack's certctl (CERTCTL_DIST) or TARGET=external's; ISSUE=<id> prints one as an issue body instead, MEASURE=<id> runs docs/findings/cost/<id>.sh
+	@LOADTEST_GOAL=$@ $(LOADTEST) findings $(if $(ISSUE),--issue $(ISSUE)) $(if $(ONLY),--only $(ONLY)) $(if $(MEASURE),--measure $(MEASURE))
 
 compare: $(LOADTEST) ## Compare two sets of runs: make compare OLD=results/a[,results/b] NEW=results/c[,...] (TOLERANCE=0.2); exits 1 on a regression
 	@$(LOADTEST) compare $(if $(TOLERANCE),--tolerance $(TOLERANCE)) $(if $(OUT),--out $(OUT)) "$(OLD)" "$(NEW)"

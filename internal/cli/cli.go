@@ -60,6 +60,9 @@ var usage = `usage:
   loadtest findings --issue ID
                              print one finding as an issue body for certctl: what happens, the impact,
                              the code at each build, the reproduction script whole
+  loadtest findings --measure ID
+                             run one measurement of what a finding costs (docs/findings/cost/ID.sh)
+                             against the stack's certctl; its table also in results/<RUN_ID>/measure-ID.txt
   loadtest overhead          what the run's own instruments cost certctl: the load the environment
                              configures with every instrument on, and with each in OVERHEAD switched off
                              in turn, OVERHEAD_RUNS rounds in alternating order (ABBA), each an ordinary

@@ -80,6 +80,8 @@ func TestBadInput(t *testing.T) {
 		{"findings of an unknown one", []string{"findings", "--only", "ocsp-50"}, nil, `findings --only: no finding "ocsp-50" (did you mean ocsp-500?)`},
 		{"an issue of an unknown finding", []string{"findings", "--issue", "create-5OO"}, nil, `findings --issue: no finding "create-5OO" (did you mean create-500?)`},
 		{"findings with an argument", []string{"findings", "all"}, nil, `findings [--only id,...] | findings --issue ID`},
+		{"a measurement of nothing known", []string{"findings", "--measure", "serial-no-idx"}, nil, `findings --measure: no measurement "serial-no-idx" in docs/findings/cost (did you mean serial-no-index?)`},
+		{"two asks of findings", []string{"findings", "--measure", "serial-no-index", "--issue", "ocsp-500"}, nil, `--only, --issue and --measure each ask for something else: give one`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			o := mainWith(t, c.args, c.env, nil)

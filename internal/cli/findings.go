@@ -12,7 +12,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
+	"time"
 
 	"certctl-loadtest/internal/findings"
 	"certctl-loadtest/internal/harness"
@@ -27,8 +29,13 @@ func findingsCmd(ctx context.Context, e Env, args []string) int {
 	flags.SetOutput(io.Discard)
 	issue := flags.String("issue", "", "")
 	only := flags.String("only", "", "")
+	measure := flags.String("measure", "", "")
 	if err := flags.Parse(args); err != nil || flags.NArg() > 0 {
-		fmt.Fprintf(e.Stderr, "loadtest: findings [--only id,...] | findings --issue ID: %v\n", cmpErr(err, fmt.Errorf("unexpected %q", flags.Args())))
+		fmt.Fprintf(e.Stderr, "loadtest: findings [--only id,...] | findings --issue ID | findings --measure ID: %v\n", cmpErr(err, fmt.Errorf("unexpected %q", flags.Args())))
+		return results.ExitBadInput
+	}
+	if (*measure != "" && (*issue != "" || *only != "")) || (*issue != "" && *only != "") {
+		fmt.Fprintln(e.Stderr, "loadtest: findings: --only, --issue and --measure each ask for something else: give one")
 		return results.ExitBadInput
 	}
 	cat, err := findings.Load()
@@ -38,6 +45,18 @@ func findingsCmd(ctx context.Context, e Env, args []string) int {
 	}
 	if *issue != "" {
 		return issueCmd(e, cat, *issue)
+	}
+	var cost string // a measurement's script (docs/findings/cost/<id>.sh), run instead of the reproductions
+	if *measure != "" {
+		names, _ := filepath.Glob(filepath.Join(e.Root, findings.CostDir, "*.sh"))
+		for i, n := range names {
+			names[i] = strings.TrimSuffix(filepath.Base(n), ".sh")
+		}
+		if !slices.Contains(names, *measure) {
+			fmt.Fprintf(e.Stderr, "loadtest: findings --measure: no measurement %q in %s%s\n", *measure, findings.CostDir, suggest(*measure, names))
+			return results.ExitBadInput
+		}
+		cost = filepath.Join(e.Root, findings.CostDir, *measure+".sh")
 	}
 	ids := cat.IDs()
 	if *only != "" {
@@ -94,6 +113,9 @@ func findingsCmd(ctx context.Context, e Env, args []string) int {
 		Owner: harness.InvokingUser(e.Getenv, e.Euid, e.Egid), Harness: revision(e),
 	}
 	code := r.WithStack(ctx, func(ctx context.Context, dir string, a harness.StackAccess) int {
+		if cost != "" {
+			return measureCmd(ctx, e, cost, dir, a, scriptEnv)
+		}
 		t := findings.Target{URL: a.URL, Key: a.Key, CA: a.CAFile, PGURL: a.PGURL, ConnectTo: a.ConnectTo, Build: build, Env: scriptEnv}
 		rep := findings.Run(ctx, cat, e.Root, ids, t, scriptExec, e.Now, e.Stderr)
 		fmt.Fprint(e.Stdout, rep.Text())
@@ -109,6 +131,32 @@ func findingsCmd(ctx context.Context, e Env, args []string) int {
 		fmt.Fprintf(e.Stderr, "loadtest: findings: exit %d; results in %s\n", code, cfg.RunDir())
 	}
 	return code
+}
+
+// measureCmd runs one measurement against the stack, its table to the console and to
+// <run>/measure-<id>.txt; its exit status is the command's (0, or 2 when it could not measure).
+func measureCmd(ctx context.Context, e Env, script, dir string, a harness.StackAccess, env []string) int {
+	id := strings.TrimSuffix(filepath.Base(script), ".sh")
+	ctx, cancel := context.WithTimeout(ctx, findings.MeasureTimeout)
+	defer cancel()
+	start := e.Now()
+	env = append([]string{"PGURL=" + a.PGURL, "CERTCTL_CONNECT_TO=" + a.ConnectTo}, env...)
+	code, out, errb, err := scriptExec(ctx, script, []string{a.URL, a.Key, a.CAFile}, env)
+	took := e.Now().Sub(start).Round(time.Second)
+	e.Stderr.Write(errb)
+	if err != nil {
+		fmt.Fprintf(e.Stderr, "loadtest: findings --measure %s: %v\n", id, err)
+		return results.ExitEnvironment
+	}
+	fmt.Fprint(e.Stdout, string(out))
+	if werr := os.WriteFile(filepath.Join(dir, "measure-"+id+".txt"), out, 0o644); werr != nil {
+		fmt.Fprintf(e.Stderr, "loadtest: findings --measure %s: cannot keep the table: %v\n", id, werr)
+	}
+	fmt.Fprintf(e.Stderr, "loadtest: findings --measure %s: exit %d after %s\n", id, code, took)
+	if code != 0 {
+		return results.ExitEnvironment
+	}
+	return results.ExitOK
 }
 
 func cmpErr(a, b error) error {

@@ -19,6 +19,8 @@ const (
 	DoesNot        = "does not"
 	CouldNotRun    = "could not run"
 	ReproDir       = "docs/findings/repro"
+	CostDir        = "docs/findings/cost" // measurements of what a finding costs as the inventory grows
+	MeasureTimeout = 30 * time.Minute
 	ResultFile     = "findings.json"
 	scriptTimeout  = 3 * time.Minute
 	maxReasonBytes = 300
