@@ -19,7 +19,8 @@ func TestAllTiersGreen(t *testing.T) {
 	// Progress lines every 2 s: read over the stack's network, no process in the containers.
 	env := stackEnv(t, "TIER=all", "RATE_ACME_FLOW=20", "PROGRESS_INTERVAL=2s")
 	r := run(t, env, "make", "loadtest")
-	if broke := timingBreaches(r.summary); r.code == 99 && len(broke) > 0 {
+	// make turns the recipe's 99 into its own 2: the run's verdict is the summary's.
+	if broke := timingBreaches(r.summary); r.summary.ExitCode == 99 && len(broke) > 0 {
 		// Seven k6 processes start at once on 2 CPUs and are judged over 5 s: a latency budget or a
 		// dropped iteration can go to the start alone (gate runs on the merged results/samples refactor
 		// broke the ACME nonce's p95<300 at 425 ms). Once more, logged; a certctl that is slow stays so.
