@@ -21,10 +21,7 @@ import (
 // lists it as not appearing.
 func TestKnownDefects(t *testing.T) {
 	e2e(t)
-	builds := map[string]string{"release": dist}
-	if next := os.Getenv("CERTCTL_NEXT_DIST"); next != "" {
-		builds["next"] = next
-	}
+	builds := releaseAndNext()
 	for name, build := range builds {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()

@@ -526,3 +526,13 @@ func wantThresholds(t *testing.T, r result, scenario string, failing ...string) 
 		}
 	}
 }
+
+// releaseAndNext are the certctl builds a test judges on both of: the release (CERTCTL_DIST) and, when
+// CERTCTL_NEXT_DIST names it, the next.
+func releaseAndNext() map[string]string {
+	builds := map[string]string{"release": dist}
+	if next := os.Getenv("CERTCTL_NEXT_DIST"); next != "" {
+		builds["next"] = next
+	}
+	return builds
+}

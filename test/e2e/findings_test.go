@@ -16,10 +16,7 @@ import (
 // "could not run" there is a broken script, not a judgement. The others that could not run say why.
 func TestFindings(t *testing.T) {
 	e2e(t)
-	builds := map[string]string{"release": dist}
-	if next := os.Getenv("CERTCTL_NEXT_DIST"); next != "" {
-		builds["next"] = next
-	}
+	builds := releaseAndNext()
 	for name, build := range builds {
 		t.Run(name, func(t *testing.T) {
 			results_ := t.TempDir()

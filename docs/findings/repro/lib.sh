@@ -221,6 +221,14 @@ pgq() { # SQL [name=value …] → REPLY (unaligned, tuples only); the SQL goes 
 	fi
 }
 
+leading_index() { # TABLE COLUMN → REPLY: the indexes of TABLE whose first column is COLUMN ("a, b"; empty: none)
+	pgq "SELECT coalesce(string_agg(i.relname, ', '), '')
+	       FROM pg_index x
+	       JOIN pg_class i ON i.oid = x.indexrelid
+	       JOIN pg_attribute a ON a.attrelid = x.indrelid AND a.attnum = x.indkey[0]
+	      WHERE x.indrelid = :'t'::regclass AND a.attname = :'c';" "t=$1" "c=$2"
+}
+
 # certctl's own clock (the Date header of /health, which needs no key), for audit-trail windows
 # that must not depend on this host's clock.
 server_time() {

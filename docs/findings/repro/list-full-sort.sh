@@ -11,11 +11,7 @@
 repro_init "$@"
 need_pg
 
-pgq "SELECT coalesce(string_agg(i.relname, ', '), '')
-       FROM pg_index x
-       JOIN pg_class i ON i.oid = x.indexrelid
-       JOIN pg_attribute a ON a.attrelid = x.indrelid AND a.attnum = x.indkey[0]
-      WHERE x.indrelid = 'managed_certificates'::regclass AND a.attname = 'created_at';"
+leading_index managed_certificates created_at
 leading=$REPLY
 pgq "SELECT count(*) FROM managed_certificates;"
 rows=$REPLY

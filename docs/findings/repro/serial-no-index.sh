@@ -8,11 +8,7 @@
 repro_init "$@"
 need_pg
 
-pgq "SELECT coalesce(string_agg(i.relname, ', '), '')
-       FROM pg_index x
-       JOIN pg_class i ON i.oid = x.indexrelid
-       JOIN pg_attribute a ON a.attrelid = x.indrelid AND a.attnum = x.indkey[0]
-      WHERE x.indrelid = 'certificate_versions'::regclass AND a.attname = 'serial_number';"
+leading_index certificate_versions serial_number
 leading=$REPLY
 pgq "SELECT count(*) FROM certificate_versions;"
 rows=$REPLY
