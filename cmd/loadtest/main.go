@@ -3,7 +3,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"os/signal"
 	"syscall"
@@ -11,7 +10,6 @@ import (
 
 	"certctl-loadtest/internal/cli"
 	"certctl-loadtest/internal/harness"
-	"certctl-loadtest/internal/results"
 )
 
 func main() {
@@ -29,11 +27,8 @@ func main() {
 		}
 		cancel(harness.Interrupted{Signal: name, At: time.Now()})
 	}()
-	root, err := cli.RepoRoot()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "loadtest: %v\n", err)
-		os.Exit(results.ExitBadInput)
-	}
+	// Outside a clone root stays empty: version and help still answer, the rest say where to run them.
+	root, _ := cli.RepoRoot()
 	os.Exit(cli.Main(ctx, cli.Env{
 		Args: os.Args[1:], Getenv: os.Getenv, Environ: os.Environ(), Stdout: os.Stdout, Stderr: os.Stderr,
 		Root: root, Exec: harness.OSExec, Now: time.Now, Euid: os.Geteuid(), Egid: os.Getegid(),

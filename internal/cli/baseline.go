@@ -25,11 +25,14 @@ func baselineCmd(ctx context.Context, e Env, args []string) int {
 	flags.SetOutput(io.Discard)
 	name := flags.String("name", "", "")
 	build := flags.String("build", "", "")
-	if err := flags.Parse(args); err != nil || flags.NArg() != 1 {
-		fmt.Fprintf(e.Stderr, "loadtest: baseline [--name NAME] [--build BUILD] <run-dir>\n%s", usage)
-		return results.ExitBadInput
+	pos, err := parseInterleaved(flags, args)
+	if err != nil {
+		return badArgs(e, "baseline", "%v", err)
 	}
-	dir := flags.Arg(0)
+	if len(pos) != 1 {
+		return badArgs(e, "baseline", "takes one run directory (got %d)", len(pos))
+	}
+	dir := pos[0]
 	if resolved, err := filepath.EvalSymlinks(dir); err == nil {
 		dir = resolved
 	}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -18,82 +19,6 @@ import (
 	"certctl-loadtest/internal/report"
 	"certctl-loadtest/internal/results"
 )
-
-var usage = `usage:
-  loadtest help | -h | --help   this text; loadtest <command> --help: the same
-  loadtest version           the harness's build and the k6 and certctl it pins
-  loadtest run               run the tiers in TIER against certctl (configuration from the environment,
-                             see docs/configuration.md); exits with one of the codes below
-  loadtest run --segments N  the same, each scenario as N k6 processes, each an execution segment of its
-                             load, merged into one record: percentiles and thresholds from the pooled
-                             samples (SEGMENTS=N does the same); see docs/distributed.md
-  loadtest seed-external     TARGET=external: create the base rows the scenarios reference on that certctl,
-                             through its API (CONFIRM=yes); clean-external archives and deletes what the
-                             harness left there, rows named lt-… only
-  loadtest collect <dir>     merge the records k6 processes wrote elsewhere (k6-operator runners: their
-                             results volume copied back) into a run: summary.json, summary.txt, verdict
-  loadtest k8s --out DIR [--namespace NS]
-                             write the k6-operator TestRuns (SEGMENTS runners each), their k6 archives,
-                             the results volume and a kustomization.yaml that run the selected scenarios
-                             against CERTCTL_URL from a Kubernetes cluster; loadtest collect reads back
-                             what the runners wrote
-  loadtest spotcheck         like run, but the operator spot checks (k6/spotcheck/*.js, one after
-                             another) instead of the tiers; see docs/performance-baselines.md
-  loadtest report [--write] <run-dir>
-                             print a saved run's summary, rendered afresh from its records, and exit with
-                             its verdict; nothing is written (a downloaded artifact stays as it came)
-                             unless --write, which rewrites its summary.json, summary.txt and index.html
-  loadtest report --format markdown <run-dir> [exit-code]
-                             print the run's summary as Markdown (the workflow's job summary); the exit
-                             code bin/loadtest run returned stands in when the run wrote no summary.json;
-                             exits 0 whatever it finds
-  loadtest capacity          search SCENARIO's knee: the highest arrival rate at which its budget holds
-                             (ramp ×CAPACITY_FACTOR, then bisection; a breach counts when a repeat
-                             breaches too), each step an ordinary run of CAPACITY_STEP; results in
-                             results/<RUN_ID>/ (capacity.json, .txt, .svg and each step's run); see
-                             docs/capacity.md
-  loadtest findings [--only id,...]
-                             run the reproductions of certctl's findings (docs/findings/repro) against
-                             the stack's certctl, or TARGET=external's, and print id, outcome, seconds;
-                             results/<RUN_ID>/findings.{json,txt}; exits 1 when one differs from the
-                             catalogue for the build that ran (docs/certctl-findings.md)
-  loadtest findings --issue ID
-                             print one finding as an issue body for certctl: what happens, the impact,
-                             the code at each build, the reproduction script whole
-  loadtest findings --measure ID
-                             run one measurement of what a finding costs (docs/findings/cost/ID.sh)
-                             against the stack's certctl; its table also in results/<RUN_ID>/measure-ID.txt
-  loadtest overhead          what the run's own instruments cost certctl: the load the environment
-                             configures with every instrument on, and with each in OVERHEAD switched off
-                             in turn, OVERHEAD_RUNS rounds in alternating order (ABBA), each an ordinary
-                             run; then compare per instrument (off → on) into results/<RUN_ID>/
-                             overhead.json, .txt, .md; exits 1 when every instrument on moves a
-                             scenario's p50 beyond the noise against all off (the scenarios judged as
-                             one family: each at 1 − 0.05/n); see docs/diagnosis.md
-  loadtest compare [--format text|markdown|json] [--noise F] [--tolerance F] [--confidence F] [--out DIR] OLD NEW
-                             set two sets of runs side by side, scenario by scenario: percentiles and
-                             error rate with 95 % intervals (--confidence; bootstrap over runs and 10 s blocks of
-                             requests from raw/), ~ for a change inside the noise (default 0.10), and
-                             the diagnosis's cause; OLD and NEW are each [label=]run-dir[,run-dir...];
-                             exits 1 when a metric is significantly worse by more than the tolerance
-                             (default 0), 2 on bad input; --out writes compare.json, .txt and .md
-  loadtest baseline [--name NAME] [--build BUILD] <run-dir>
-                             record a finished run as docs/baselines/<build>/<name>.json (its summary and
-                             who recorded it from what) with its samples trimmed to <name>.raw/, then
-                             regenerate the docs' tables; <build> is the certctl build or image tag
-  loadtest trend fetch --out DIR [--weeks N] [--exclude RUN_ID]
-                             the weekly workflow's previous scheduled runs' loadtest-* artifacts, through
-                             GitHub's REST API (GITHUB_TOKEN, GITHUB_REPOSITORY, GITHUB_REF_NAME)
-  loadtest trend report --current DIR --out DIR [--history DIR] [--baselines DIR] [--tolerance F]
-                             this week's runs against last week's and the baselines, and each scenario's
-                             p95 and achieved rate over the weeks: trend.md, trend.json, trend-*.svg;
-                             exits 1 on a regression
-  loadtest check             validate the configuration and print the plan: each selected scenario's
-                             load as k6 inspect resolves it, and the load's wall time
-  loadtest docs [--check]    regenerate the tables the docs carry from the code (--check: fail if stale)
-
-exit codes of run and spotcheck:
-` + results.ExitCodeText()
 
 // Env is what the command reads from its process; tests supply their own.
 type Env struct {
@@ -112,13 +37,36 @@ type Env struct {
 // Main runs the command and returns its exit code.
 func Main(ctx context.Context, e Env) int {
 	if len(e.Args) == 0 {
-		fmt.Fprint(e.Stderr, usage)
+		fmt.Fprint(e.Stderr, overview())
 		return results.ExitBadInput
 	}
 	cmd, args := e.Args[0], e.Args[1:]
-	if isHelp(cmd) || cmd == "help" || slices.ContainsFunc(args, isHelp) {
-		fmt.Fprint(e.Stdout, usage)
+	if isHelp(cmd) || cmd == "help" {
+		if len(args) == 0 || (cmd != "help" && slices.ContainsFunc(args, isHelp)) {
+			fmt.Fprint(e.Stdout, overview())
+			return results.ExitOK
+		}
+		name := args[0]
+		if isHelp(name) {
+			name = "help"
+		}
+		c, ok := lookupCommand(name)
+		if !ok {
+			fmt.Fprintf(e.Stderr, "loadtest: help %q: no such command%s\n%s", args[0], suggestNear(args[0], commandNames()), shortUsage(""))
+			return results.ExitBadInput
+		}
+		fmt.Fprint(e.Stdout, c.page())
 		return results.ExitOK
+	}
+	if c, ok := lookupCommand(cmd); ok && slices.ContainsFunc(args, isHelp) {
+		fmt.Fprint(e.Stdout, c.page())
+		return results.ExitOK
+	}
+	if e.Root == "" && cmd != "version" {
+		if _, known := lookupCommand(cmd); known {
+			fmt.Fprintf(e.Stderr, "loadtest: %s: not inside the certctl-loadtest repository (no docker-compose.yml and k6/ above the working directory): run it from a clone\n", cmd)
+			return results.ExitBadInput
+		}
 	}
 	switch cmd {
 	case "version":
@@ -128,14 +76,12 @@ func Main(ctx context.Context, e Env) int {
 			// --segments is the one flag: the rest of the configuration is the environment's.
 			var err error
 			if e, args, err = segmentsFlag(e, args); err != nil {
-				fmt.Fprintf(e.Stderr, "loadtest: %s: %v\n", cmd, err)
-				return results.ExitBadInput
+				return badArgs(e, cmd, "%v", err)
 			}
 		}
 		if len(args) > 0 {
 			// Configuration comes from the environment only: an argument would be silently ignored.
-			fmt.Fprintf(e.Stderr, "loadtest: %s takes no arguments (got %q): set its configuration in the environment, e.g. TIER=api DURATION=1m; see docs/configuration.md\n", cmd, strings.Join(args, " "))
-			return results.ExitBadInput
+			return badArgs(e, cmd, "takes no arguments (got %q): set its configuration in the environment, e.g. TIER=api DURATION=1m; see docs/configuration.md", strings.Join(args, " "))
 		}
 		return runCmd(ctx, e, cmd)
 	case "report":
@@ -146,8 +92,7 @@ func Main(ctx context.Context, e Env) int {
 		return k8sCmd(ctx, e, args)
 	case "seed-external", "clean-external":
 		if len(args) > 0 {
-			fmt.Fprintf(e.Stderr, "loadtest: %s takes no arguments: TARGET=external's CERTCTL_URL and CERTCTL_API_KEY, and CONFIRM=yes, come from the environment\n", cmd)
-			return results.ExitBadInput
+			return badArgs(e, cmd, "takes no arguments: TARGET=external's CERTCTL_URL and CERTCTL_API_KEY, and CONFIRM=yes, come from the environment")
 		}
 		if cmd == "seed-external" {
 			return externalScriptCmd(ctx, e, "seed", "creates the harness's base rows (team, owner, profile, renewal policy, issuer; ids LT_*_ID) where they are missing")
@@ -157,8 +102,7 @@ func Main(ctx context.Context, e Env) int {
 		return docsCmd(ctx, e, args)
 	case "overhead":
 		if len(args) > 0 {
-			fmt.Fprintf(e.Stderr, "loadtest: overhead takes no arguments (got %q): its configuration is the environment's, OVERHEAD and OVERHEAD_RUNS with the run's own knobs\n", strings.Join(args, " "))
-			return results.ExitBadInput
+			return badArgs(e, cmd, "takes no arguments (got %q): its configuration is the environment's, OVERHEAD and OVERHEAD_RUNS with the run's own knobs", strings.Join(args, " "))
 		}
 		return overheadCmd(ctx, e)
 	case "findings":
@@ -171,18 +115,23 @@ func Main(ctx context.Context, e Env) int {
 		return trendCmd(ctx, e, args)
 	case "capacity":
 		if len(args) > 0 {
-			fmt.Fprintf(e.Stderr, "loadtest: capacity takes no arguments (got %q): set SCENARIO and the CAPACITY_* knobs in the environment; see docs/capacity.md\n", strings.Join(args, " "))
-			return results.ExitBadInput
+			return badArgs(e, cmd, "takes no arguments (got %q): set SCENARIO and the CAPACITY_* knobs in the environment; see docs/capacity.md", strings.Join(args, " "))
 		}
-		if err := harness.CheckScenarioVars(e.Root, e.Environ); err != nil {
+		if err := harness.CheckEnvironment(e.Root, e.Environ); err != nil {
 			fmt.Fprintf(e.Stderr, "loadtest: %v\n", err)
 			return results.ExitBadInput
 		}
 		return capacityCmd(ctx, e)
 	default:
-		fmt.Fprintf(e.Stderr, "loadtest: unknown command %q\n%s", cmd, usage)
+		fmt.Fprintf(e.Stderr, "loadtest: unknown command %q%s\n%s", cmd, suggestNear(cmd, commandNames()), shortUsage(""))
 		return results.ExitBadInput
 	}
+}
+
+// badArgs reports a command's wrong arguments, then its short usage, and exits 2.
+func badArgs(e Env, cmd, format string, a ...any) int {
+	fmt.Fprintf(e.Stderr, "loadtest: %s: %s\n%s", cmd, fmt.Sprintf(format, a...), shortUsage(cmd))
+	return results.ExitBadInput
 }
 
 // segmentsFlag takes `--segments N` off the arguments and into the environment (SEGMENTS=N), so the
@@ -220,6 +169,11 @@ func isHelp(a string) bool { return a == "-h" || a == "--help" || a == "-help" }
 // versionCmd prints the harness's revision (from the Go build) and the pins in .env.
 func versionCmd(e Env) int {
 	fmt.Fprintf(e.Stdout, "loadtest %s\n", revision(e))
+	if e.Root == "" {
+		// Outside a clone the binary still knows what it is; the pins live in the repository's .env.
+		fmt.Fprintln(e.Stdout, "pins: not inside the certctl-loadtest repository (its .env holds IMAGE_K6 and CERTCTL_IMAGE)")
+		return results.ExitOK
+	}
 	pins, err := harness.ReadEnvFile(filepath.Join(e.Root, ".env"))
 	if err != nil {
 		fmt.Fprintf(e.Stderr, "loadtest: %v\n", err)
@@ -245,7 +199,7 @@ func revision(e Env) string {
 			}
 		}
 	}
-	if rev == "dev" {
+	if rev == "dev" && e.Root != "" {
 		// Built with -buildvcs=false (a GOFLAGS default on some machines): ask the checkout.
 		var out strings.Builder
 		if c, err := e.Exec(context.Background(), harness.Cmd{Name: "git", Args: []string{"-C", e.Root, "rev-parse", "--short=12", "HEAD"}, Env: e.Environ, Stdout: &out, Stderr: io.Discard}); err == nil && c == 0 {
@@ -257,9 +211,35 @@ func revision(e Env) string {
 
 // runCmd reads the configuration and, unless cmd is check, hands it to the harness.
 func runCmd(ctx context.Context, e Env, cmd string) int {
-	if err := harness.CheckScenarioVars(e.Root, e.Environ); err != nil {
+	p, err := configure(e, cmd)
+	if err != nil {
 		fmt.Fprintf(e.Stderr, "loadtest: %v\n", err)
 		return results.ExitBadInput
+	}
+	if cmd == "check" {
+		return checkCmd(ctx, e, p.cfg)
+	}
+	if len(p.seq) > 1 {
+		return runEach(ctx, e, cmd, p)
+	}
+	return runOne(ctx, e, cmd, p.cfg)
+}
+
+// planned is a validated configuration: one run, or for a sequential tier (scale, deploy, pki) each
+// scenario's run of its own with the environment that repeats it alone.
+type planned struct {
+	cfg  harness.Config
+	seq  []harness.Scenario
+	cfgs []harness.Config
+	envs []Env
+}
+
+// configure is the one validation of run, check and spotcheck, so that check refuses exactly what run
+// would, with the same sentence: the environment's names, the knobs' values, the tiers' mix, each run
+// of a sequence and run directories that exist already.
+func configure(e Env, cmd string) (planned, error) {
+	if err := harness.CheckEnvironment(e.Root, e.Environ); err != nil {
+		return planned{}, err
 	}
 	load := harness.Load
 	if cmd == "spotcheck" {
@@ -267,16 +247,46 @@ func runCmd(ctx context.Context, e Env, cmd string) int {
 	}
 	cfg, err := load(e.Root, e.Getenv, e.Now())
 	if err != nil {
-		fmt.Fprintf(e.Stderr, "loadtest: %v\n", err)
-		return results.ExitBadInput
+		return planned{}, err
 	}
-	if cmd == "check" {
-		return checkCmd(ctx, e, cfg)
+	p := planned{cfg: cfg, seq: harness.OneAfterAnother(cfg)}
+	if len(p.seq) < 2 {
+		return p, exists(cfg)
 	}
-	if seq := harness.OneAfterAnother(cfg); len(seq) > 1 {
-		return runEach(ctx, e, cmd, cfg, seq)
+	if len(p.seq) != len(cfg.Scenarios) {
+		return p, fmt.Errorf("TIER=%s: the %s tier's scenarios run one after another, each on a stack of its own: run the other tiers separately", strings.Join(cfg.Tiers, ","), p.seq[0].Tier)
 	}
-	return runOne(ctx, e, cmd, cfg)
+	base := cfg.RunID
+	for _, sc := range p.seq {
+		over := map[string]string{"SCENARIOS": sc.Name, "RUN_ID": harness.SequenceRunID(base, sc.Name)}
+		getenv := func(k string) string {
+			if v, ok := over[k]; ok {
+				return v
+			}
+			return e.Getenv(k)
+		}
+		c, err := harness.Load(e.Root, getenv, e.Now())
+		if err == nil {
+			err = exists(c)
+		}
+		if err != nil {
+			return p, fmt.Errorf("%s: %v", sc.Name, err)
+		}
+		p.cfgs = append(p.cfgs, c)
+		// Each run records the command that repeats it alone: SCENARIOS=<it>.
+		env := e
+		env.Getenv = getenv
+		env.Environ = append(append([]string(nil), e.Environ...), "SCENARIOS="+sc.Name)
+		p.envs = append(p.envs, env)
+	}
+	return p, nil
+}
+
+func exists(c harness.Config) error {
+	if _, err := os.Lstat(c.RunDir()); err == nil {
+		return fmt.Errorf("%s already exists: results of a run are never overwritten; pick another RUN_ID (or leave it unset)", c.RunDir())
+	}
+	return nil
 }
 
 // runOne runs one configuration and ends with the line naming the run and its code.
@@ -308,38 +318,8 @@ func runOne(ctx context.Context, e Env, cmd string, cfg harness.Config) int {
 // runEach runs each scale scenario as a run of its own, one after another, each on a fresh stack
 // (certctl's scale paths would contend for one server's CPU and database otherwise). Every
 // configuration is checked before the first starts; a signal stops the sequence.
-func runEach(ctx context.Context, e Env, cmd string, cfg harness.Config, seq []harness.Scenario) int {
-	if len(seq) != len(cfg.Scenarios) {
-		fmt.Fprintf(e.Stderr, "loadtest: TIER=%s: the scale tier's scenarios run one after another, each on a stack of its own: run the other tiers separately\n", strings.Join(cfg.Tiers, ","))
-		return results.ExitBadInput
-	}
-	base := cfg.RunID
-	cfgs := make([]harness.Config, len(seq))
-	envs := make([]Env, len(seq))
-	for i, sc := range seq {
-		over := map[string]string{"SCENARIOS": sc.Name, "RUN_ID": harness.SequenceRunID(base, sc.Name)}
-		getenv := func(k string) string {
-			if v, ok := over[k]; ok {
-				return v
-			}
-			return e.Getenv(k)
-		}
-		c, err := harness.Load(e.Root, getenv, e.Now())
-		if err == nil {
-			if _, serr := os.Lstat(c.RunDir()); serr == nil {
-				err = fmt.Errorf("%s already exists: results of a run are never overwritten; pick another RUN_ID (or leave it unset)", c.RunDir())
-			}
-		}
-		if err != nil {
-			fmt.Fprintf(e.Stderr, "loadtest: %s: %v\n", sc.Name, err)
-			return results.ExitBadInput
-		}
-		cfgs[i] = c
-		// Each run records the command that repeats it alone: SCENARIOS=<it>.
-		envs[i] = e
-		envs[i].Getenv = getenv
-		envs[i].Environ = append(append([]string(nil), e.Environ...), "SCENARIOS="+sc.Name)
-	}
+func runEach(ctx context.Context, e Env, cmd string, p planned) int {
+	seq, cfgs, envs := p.seq, p.cfgs, p.envs
 	tier := seq[0].Tier
 	fmt.Fprintf(e.Stderr, "loadtest: the %s tier: %d scenarios, one after another, each on a fresh stack\n", tier, len(cfgs))
 	codes := make([]int, 0, len(cfgs))
@@ -383,9 +363,10 @@ func runEach(ctx context.Context, e Env, cmd string, cfg harness.Config, seq []h
 // checkCmd prints the plan: each selected scenario's load as k6 resolves it with this environment (k6
 // inspect: a script that does not load fails here), and about how long the run takes.
 func checkCmd(ctx context.Context, e Env, cfg harness.Config) int {
-	target := "CERTCTL_IMAGE"
+	images := harness.EffectiveImages(e.Root, cfg.Offline, append(append([]string(nil), e.Environ...), envList(cfg.Env)...))
+	target := images["CERTCTL_IMAGE"]
 	if cfg.Dist != "" {
-		target = "the certctl build in " + cfg.Dist
+		target = distImage(cfg.Dist) + " (packaged from " + cfg.Dist + ")"
 	}
 	if cfg.Faults {
 		target += ", behind the fault proxy"
@@ -398,13 +379,28 @@ func checkCmd(ctx context.Context, e Env, cfg harness.Config) int {
 		fmt.Fprintf(e.Stderr, "loadtest: %v\n", err)
 		return results.ExitBadInput
 	}
-	fmt.Fprintf(e.Stdout, "ok: tiers %s, %d scenarios, certctl %s, duration %s\n\n", strings.Join(cfg.Tiers, ","), len(cfg.Scenarios), target, cfg.Duration)
+	fmt.Fprintf(e.Stdout, "ok: tiers %s, %d scenarios, certctl %s, duration %s\n", strings.Join(cfg.Tiers, ","), len(cfg.Scenarios), target, cfg.Duration)
+	if cfg.External == nil {
+		fmt.Fprintf(e.Stdout, "images: k6 %s, postgres %s (IMAGES=%s)\n", images["IMAGE_K6"], images["IMAGE_POSTGRES"], map[bool]string{true: "offline", false: "upstream"}[cfg.Offline])
+	}
+	fmt.Fprintln(e.Stdout)
 	fmt.Fprint(e.Stdout, docs.Plan(rows, len(harness.OneAfterAnother(cfg)) > 1, cfg.External != nil))
 	if cfg.Segments > 1 {
 		fmt.Fprintf(e.Stdout, "each scenario runs as %d k6 processes, an execution segment each (%s …); their records are merged from the pooled samples\n",
 			cfg.Segments, strings.Join(harness.SegmentArgs(0, cfg.Segments), " "))
 	}
 	return results.ExitOK
+}
+
+// distImage is the server image images/certctl/build.sh packages a certctl build as.
+func distImage(dist string) string {
+	name := strings.ToLower(filepath.Base(dist))
+	name = regexp.MustCompile(`[^a-z0-9_.-]+`).ReplaceAllString(name, "-")
+	name = strings.TrimLeft(name, ".-")
+	if len(name) > 100 {
+		name = name[:100]
+	}
+	return "certctl-loadtest/certctl-server:" + name + "-local"
 }
 
 // PlanStacks is what `loadtest run` (or spotcheck) would do with e's environment, without doing it:
@@ -459,21 +455,30 @@ func reportCmd(e Env, args []string) int {
 	flags.SetOutput(io.Discard)
 	format := flags.String("format", "text", "")
 	write := flags.Bool("write", false, "")
-	if err := flags.Parse(args); err != nil {
-		fmt.Fprintf(e.Stderr, "loadtest: report: %v\n%s", err, usage)
-		return results.ExitBadInput
+	pos, err := parseInterleaved(flags, args)
+	if err != nil {
+		return badArgs(e, "report", "%v", err)
 	}
-	switch n := flags.NArg(); {
-	case *format == "text" && n == 1:
-		return reportText(e, flags.Arg(0), *write)
-	case *format == "markdown" && (n == 1 || n == 2):
-		return reportMarkdown(e, flags.Arg(0), flags.Arg(1))
-	case *format != "text" && *format != "markdown":
-		fmt.Fprintf(e.Stderr, "loadtest: report --format %q: use text or markdown\n", *format)
-		return results.ExitBadInput
+	if *format != "text" && *format != "markdown" {
+		return badArgs(e, "report", "--format %q: use text or markdown", *format)
 	}
-	fmt.Fprint(e.Stderr, usage)
-	return results.ExitBadInput
+	dir := filepath.Join(e.Root, "results", "latest")
+	if len(pos) > 0 {
+		dir = pos[0]
+	} else if _, err := os.Stat(dir); err != nil {
+		return badArgs(e, "report", "no run directory given, and no results/latest: no run has finished in this clone yet")
+	}
+	switch n := len(pos); {
+	case *format == "text" && n <= 1:
+		return reportText(e, dir, *write)
+	case *format == "markdown" && n <= 2:
+		step := ""
+		if n == 2 {
+			step = pos[1]
+		}
+		return reportMarkdown(e, dir, step)
+	}
+	return badArgs(e, "report", "takes one run directory (got %d arguments: %s)", len(pos), strings.Join(pos, " "))
 }
 
 // reportText prints a saved run's summary and exits with the run's own code, so a script can judge a

@@ -27,6 +27,12 @@ type outcome struct {
 // mainWith runs the command with env as its environment and exec as its only way out.
 func mainWith(t *testing.T, args []string, env map[string]string, exec harness.Executor) outcome {
 	t.Helper()
+	return mainIn(t, root, args, env, exec)
+}
+
+// mainIn is mainWith from another repository root ("": outside any clone).
+func mainIn(t *testing.T, dir string, args []string, env map[string]string, exec harness.Executor) outcome {
+	t.Helper()
 	var stdout, stderr bytes.Buffer
 	var o outcome
 	if exec == nil {
@@ -41,7 +47,7 @@ func mainWith(t *testing.T, args []string, env map[string]string, exec harness.E
 	}
 	o.code = Main(context.Background(), Env{
 		Args: args, Getenv: func(k string) string { return env[k] }, Environ: environ, Stdout: &stdout, Stderr: &stderr,
-		Root: root, Exec: exec, Now: func() time.Time { return time.Date(2026, 11, 22, 15, 0, 0, 0, time.UTC) },
+		Root: dir, Exec: exec, Now: func() time.Time { return time.Date(2026, 11, 22, 15, 0, 0, 0, time.UTC) },
 	})
 	o.stdout, o.stderr = stdout.String(), stderr.String()
 	return o
@@ -56,8 +62,8 @@ func TestBadInput(t *testing.T) {
 		want string
 	}{
 		{"no command", nil, nil, "usage:"},
-		{"an argument to run", []string{"run", "--tier", "api"}, nil, `run takes no arguments (got "--tier api"): set its configuration in the environment`},
-		{"an argument to check", []string{"check", "now"}, nil, `check takes no arguments`},
+		{"an argument to run", []string{"run", "--tier", "api"}, nil, `run: takes no arguments (got "--tier api"): set its configuration in the environment`},
+		{"an argument to check", []string{"check", "now"}, nil, `check: takes no arguments`},
 		{"a mistyped rate", []string{"check"}, map[string]string{"RATE_LIST_CERTIFICATE": "20"}, `RATE_LIST_CERTIFICATE: no scenario is called list_certificate; did you mean RATE_LIST_CERTIFICATES?`},
 		{"a mistyped scenario", []string{"check"}, map[string]string{"SCENARIOS": "list_certs"}, `no scenario "list_certs" in the selected tiers (did you mean list_certificates?)`},
 		{"unknown command", []string{"attack"}, nil, `unknown command "attack"`},
@@ -65,9 +71,8 @@ func TestBadInput(t *testing.T) {
 		{"malformed duration", []string{"run"}, map[string]string{"DURATION": "5x"}, `DURATION="5x" is not a duration`},
 		{"malformed duration, spot checks", []string{"spotcheck"}, map[string]string{"DURATION": "1m30"}, `DURATION="1m30" is not a duration`},
 		{"malformed rate", []string{"check"}, map[string]string{"RATE_LIST_CERTIFICATES": "fast"}, `RATE_LIST_CERTIFICATES="fast" must be a positive whole number`},
-		{"report without a directory", []string{"report"}, nil, "usage:"},
-		{"report of two directories", []string{"report", "a", "b"}, nil, "usage:"},
-		{"report in an unknown format", []string{"report", "--format", "html", "results/latest"}, nil, `report --format "html": use text or markdown`},
+				{"report of two directories", []string{"report", "a", "b"}, nil, "report: takes one run directory (got 2 arguments: a b)\nusage: loadtest report [--write] [run-dir]"},
+		{"report in an unknown format", []string{"report", "--format", "html", "results/latest"}, nil, `report: --format "html": use text or markdown`},
 		{"report of no run", []string{"report", t.TempDir()}, nil, "is not a run directory"},
 		{"scale with another tier", []string{"run"}, map[string]string{"TIER": "scale,api"}, "TIER=scale,api: the scale tier's scenarios run one after another, each on a stack of its own: run the other tiers separately"},
 		{"scale, a run ID too long for its scenarios", []string{"run"}, map[string]string{"TIER": "scale", "RUN_ID": "a-run-id-of-thirty-one-letters"}, `acme_burst: RUN_ID="a-run-id-of-thirty-one-letters-acme-burst": use lower-case letters, digits and dashes, at most 40`},
@@ -75,11 +80,11 @@ func TestBadInput(t *testing.T) {
 		{"overhead of one run a side", []string{"overhead"}, map[string]string{"OVERHEAD_RUNS": "1"}, `OVERHEAD_RUNS="1": runs a side, 2 to 20`},
 		{"overhead without its baseline", []string{"overhead"}, map[string]string{"PG_STAT_STATEMENTS": "false"}, `DIAGNOSIS=true PG_STAT_STATEMENTS=false PROGRESS_INTERVAL=20s switch an instrument off in every run`},
 		{"overhead of a sequence", []string{"overhead"}, map[string]string{"TIER": "scale"}, `TIER=scale runs its scenarios one after another, each a run of its own`},
-		{"overhead with an argument", []string{"overhead", "now"}, nil, `overhead takes no arguments (got "now")`},
+		{"overhead with an argument", []string{"overhead", "now"}, nil, `overhead: takes no arguments (got "now")`},
 		{"overhead of a bad run", []string{"overhead"}, map[string]string{"DURATION": "5x"}, `DURATION="5x" is not a duration`},
 		{"findings of an unknown one", []string{"findings", "--only", "ocsp-50"}, nil, `findings --only: no finding "ocsp-50" (did you mean ocsp-500?)`},
 		{"an issue of an unknown finding", []string{"findings", "--issue", "create-5OO"}, nil, `findings --issue: no finding "create-5OO" (did you mean create-500?)`},
-		{"findings with an argument", []string{"findings", "all"}, nil, `findings [--only id,...] | findings --issue ID`},
+		{"findings with an argument", []string{"findings", "all"}, nil, "findings: takes no arguments but its flags (got \"all\")\nusage: loadtest findings [--only id,...]"},
 		{"a measurement of nothing known", []string{"findings", "--measure", "serial-no-idx"}, nil, `findings --measure: no measurement "serial-no-idx" in docs/findings/cost (did you mean serial-no-index?)`},
 		{"two asks of findings", []string{"findings", "--measure", "serial-no-index", "--issue", "ocsp-500"}, nil, `--only, --issue and --measure each ask for something else: give one`},
 	} {
@@ -111,7 +116,12 @@ func TestCheck(t *testing.T) {
 		return 0, nil
 	}
 	o := mainWith(t, []string{"check"}, map[string]string{"TIER": "api", "DURATION": "30s"}, inspect)
-	want := `ok: tiers api, 2 scenarios, certctl CERTCTL_IMAGE, duration 30s
+	pins, err := harness.ReadEnvFile(filepath.Join(root, ".env"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `ok: tiers api, 2 scenarios, certctl ` + pins["CERTCTL_IMAGE"] + `, duration 30s
+images: k6 ` + pins["IMAGE_K6"] + `, postgres ` + pins["IMAGE_POSTGRES"] + ` (IMAGES=upstream)
 
 scenario             tier  executor               load       starts at  duration  VUs pre/max
 issuance_acceptance  api   constant-arrival-rate  50 per 1s  0s         30s       50/300
@@ -260,17 +270,129 @@ func TestCommandLine(t *testing.T) {
 	}
 }
 
-// Help and version answer like the tools users know, exit 0, and start nothing.
+// Help and version answer like the tools users know, exit 0, and start nothing: the overview for help
+// alone, a command's own page (usage, flags, knobs, example) for `help <cmd>` and `<cmd> --help`.
 func TestHelpAndVersion(t *testing.T) {
-	for _, args := range [][]string{{"help"}, {"-h"}, {"--help"}, {"run", "--help"}, {"check", "-h"}, {"report", "--help"}, {"spotcheck", "-help"}} {
+	for _, args := range [][]string{{"help"}, {"-h"}, {"--help"}} {
 		o := mainWith(t, args, nil, nil)
-		if o.code != 0 || !strings.HasPrefix(o.stdout, "usage:") || len(o.calls) > 0 {
-			t.Errorf("%v: exit %d, ran %v, stdout %.40q", args, o.code, o.calls, o.stdout)
+		if o.code != 0 || !strings.HasPrefix(o.stdout, "usage: loadtest <command> [arguments]") || !strings.Contains(o.stdout, "\n  compare        set two sets of runs side by side") || len(o.calls) > 0 {
+			t.Errorf("%v: exit %d, ran %v, stdout %.80q", args, o.code, o.calls, o.stdout)
 		}
+	}
+	for _, c := range commands {
+		for _, args := range [][]string{{"help", c.name}, {c.name, "--help"}, {c.name, "-h"}} {
+			o := mainWith(t, args, nil, nil)
+			if o.code != 0 || o.stdout != c.page() || len(o.calls) > 0 {
+				t.Errorf("%v: exit %d, ran %v, stdout %.80q", args, o.code, o.calls, o.stdout)
+			}
+		}
+		page := c.page()
+		if !strings.HasPrefix(page, "usage: loadtest "+c.name) || !strings.Contains(page, "\nexample:\n  ") {
+			t.Errorf("%s's page lacks its usage line or an example:\n%s", c.name, page)
+		}
+		for _, k := range c.knobs {
+			if _, ok := harness.LookupKnob(k); !ok {
+				t.Errorf("%s's page names %s, which is no knob", c.name, k)
+			}
+		}
+	}
+	// Flags after positionals are flags: a page's help asked for last still prints the page.
+	if o := mainWith(t, []string{"compare", "a", "b", "--help"}, nil, nil); o.code != 0 || !strings.HasPrefix(o.stdout, "usage: loadtest compare [--format") {
+		t.Errorf("compare a b --help: exit %d, %.60q", o.code, o.stdout)
 	}
 	o := mainWith(t, []string{"version"}, nil, nil)
 	if o.code != 0 || !strings.HasPrefix(o.stdout, "loadtest ") || !strings.Contains(o.stdout, "IMAGE_K6=grafana/k6:") || !strings.Contains(o.stdout, "CERTCTL_IMAGE=") {
 		t.Errorf("version: exit %d:\n%s%s", o.code, o.stdout, o.stderr)
+	}
+}
+
+// The rendered help, pinned: testdata/help/<command>.txt (UPDATE_GOLDEN=1 go test ./internal/cli rewrites them).
+func TestHelpGolden(t *testing.T) {
+	pages := map[string]string{"overview": overview()}
+	for _, c := range commands {
+		pages[c.name] = c.page()
+	}
+	for name, got := range pages {
+		path := filepath.Join("testdata", "help", name+".txt")
+		if os.Getenv("UPDATE_GOLDEN") == "1" {
+			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		want, err := os.ReadFile(path)
+		if err != nil || string(want) != got {
+			t.Errorf("%s: the help differs from %s (UPDATE_GOLDEN=1 rewrites it):\n%s", name, path, got)
+		}
+	}
+}
+
+// The first minutes of a new user, as issue 33 found them: every case gets a sentence that says what to
+// do, exit 2, and starts nothing.
+func TestFirstMinutes(t *testing.T) {
+	elsewhere := t.TempDir() // a directory that is no clone, and has no results/latest
+	for _, c := range []struct {
+		name string
+		root string
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{"a mistyped command", root, []string{"rnu"}, nil, "loadtest: unknown command \"rnu\" (did you mean run?)\nusage: loadtest <command> [arguments]; loadtest help lists the commands\n"},
+		{"a command cut short", root, []string{"comp", "a", "b"}, nil, `unknown command "comp" (did you mean compare?)`},
+		{"no suggestion when nothing is near", root, []string{"attack"}, nil, "loadtest: unknown command \"attack\"\nusage:"},
+		{"help for no command", root, []string{"help", "reprot"}, nil, `loadtest: help "reprot": no such command (did you mean report?)`},
+		{"a mistyped knob", root, []string{"check"}, map[string]string{"DURATON": "1m"}, "DURATON is set but no knob has that name: did you mean DURATION? (the knobs: docs/configuration.md)"},
+		{"two letters swapped", root, []string{"run"}, map[string]string{"TEIR": "api"}, "TEIR is set but no knob has that name: did you mean TIER?"},
+		{"a family's prefix mistyped", root, []string{"check"}, map[string]string{"RAET_LIST_CERTIFICATES": "5"}, "RAET_LIST_CERTIFICATES is set but no knob has that name: did you mean RATE_LIST_CERTIFICATES?"},
+		{"a scenario of another tier", root, []string{"check"}, map[string]string{"SCENARIOS": "acme_flow"}, `SCENARIOS="acme_flow": acme_flow is in tier acme, and TIER=api,connector does not select it: add TIER=acme`},
+		{"check refuses what run refuses", root, []string{"check"}, map[string]string{"TIER": "scale,api"}, "TIER=scale,api: the scale tier's scenarios run one after another, each on a stack of its own: run the other tiers separately"},
+		{"compare with flags after the sides", root, []string{"compare", "a", "b", "--format", "markdown", "--noise", "2"}, nil, "compare: --noise is a fraction in [0, 1)"},
+		{"compare with one side", root, []string{"compare", "a", "--format", "markdown"}, nil, "compare: takes two sides, OLD and NEW, each [label=]run-dir[,run-dir...]; got 1 (a)\nusage: loadtest compare"},
+		{"trend with nothing", root, []string{"trend"}, nil, "loadtest: trend: fetch or report, got nothing\nusage: loadtest trend fetch --out DIR"},
+		{"trend report without its flags", root, []string{"trend", "report"}, nil, "loadtest: trend: report: --current DIR is needed\n"},
+		{"trend fetch without --out", root, []string{"trend", "fetch"}, nil, "loadtest: trend: fetch: --out DIR is needed\n"},
+		{"report with no run yet", elsewhere, []string{"report"}, nil, "loadtest: report: no run directory given, and no results/latest: no run has finished in this clone yet\n"},
+		{"a run outside the repository", "", []string{"run"}, nil, "loadtest: run: not inside the certctl-loadtest repository"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			o := mainIn(t, c.root, c.args, c.env, nil)
+			if o.code != results.ExitBadInput {
+				t.Errorf("exit %d, want %d", o.code, results.ExitBadInput)
+			}
+			if !strings.Contains(o.stderr, c.want) {
+				t.Errorf("stderr lacks %q:\n%s", c.want, o.stderr)
+			}
+			if strings.Contains(o.stderr, "<nil>") {
+				t.Errorf("stderr says <nil>:\n%s", o.stderr)
+			}
+			if len(o.calls) > 0 {
+				t.Errorf("ran %q on bad input", o.calls)
+			}
+		})
+	}
+	// Variables of the system and of other tools are no typos, however close.
+	if err := harness.CheckKnobNames([]string{"TERM=xterm", "HOME=/root", "GOFLAGS=-mod=mod", "K6_DURATION=1m", "LOADTEST_GOAL=loadtest", "RUNNER_TEMP=/tmp", "CI=true", "TERMINAL=dumb"}); err != nil {
+		t.Errorf("an ordinary environment refused: %v", err)
+	}
+	// version answers outside a clone, where the pins cannot be read.
+	o := mainIn(t, "", []string{"version"}, nil, nil)
+	if o.code != 0 || !strings.HasPrefix(o.stdout, "loadtest ") || !strings.Contains(o.stdout, "pins: not inside the certctl-loadtest repository") {
+		t.Errorf("version outside the repository: exit %d:\n%s%s", o.code, o.stdout, o.stderr)
+	}
+	// report without a directory reads results/latest.
+	latest := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(latest, "results"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(t.TempDir(), filepath.Join(latest, "results", "latest")); err != nil {
+		t.Fatal(err)
+	}
+	if o := mainIn(t, latest, []string{"report"}, nil, nil); !strings.Contains(o.stderr, "is not a run directory") {
+		t.Errorf("report without a directory did not read results/latest: exit %d, %s", o.code, o.stderr)
 	}
 }
 

@@ -24,13 +24,12 @@ func compareCmd(e Env, args []string) int {
 	tolerance := flags.Float64("tolerance", 0, "")
 	confidence := flags.Float64("confidence", 0.95, "")
 	out := flags.String("out", "", "")
-	if err := flags.Parse(args); err != nil {
-		fmt.Fprintf(e.Stderr, "loadtest: compare: %v\n%s", err, usage)
-		return results.ExitBadInput
+	pos, err := parseInterleaved(flags, args)
+	if err != nil {
+		return badArgs(e, "compare", "%v", err)
 	}
-	if flags.NArg() != 2 {
-		fmt.Fprintf(e.Stderr, "loadtest: compare takes two sides, OLD and NEW, each [label=]run-dir[,run-dir...]; got %d\n", flags.NArg())
-		return results.ExitBadInput
+	if len(pos) != 2 {
+		return badArgs(e, "compare", "takes two sides, OLD and NEW, each [label=]run-dir[,run-dir...]; got %d (%s)", len(pos), strings.Join(pos, " "))
 	}
 	if *noise < 0 || *noise >= 1 || *tolerance < 0 {
 		fmt.Fprintf(e.Stderr, "loadtest: compare: --noise is a fraction in [0, 1) and --tolerance a fraction ≥ 0 (0.1 = 10 %%); got %g and %g\n", *noise, *tolerance)
@@ -50,7 +49,7 @@ func compareCmd(e Env, args []string) int {
 	}
 	var sides [2]compare.Side
 	for i := range sides {
-		s, err := parseSide(flags.Arg(i))
+		s, err := parseSide(pos[i])
 		if err != nil {
 			fmt.Fprintf(e.Stderr, "loadtest: compare: %v\n", err)
 			return results.ExitBadInput

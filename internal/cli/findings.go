@@ -30,9 +30,12 @@ func findingsCmd(ctx context.Context, e Env, args []string) int {
 	issue := flags.String("issue", "", "")
 	only := flags.String("only", "", "")
 	measure := flags.String("measure", "", "")
-	if err := flags.Parse(args); err != nil || flags.NArg() > 0 {
-		fmt.Fprintf(e.Stderr, "loadtest: findings [--only id,...] | findings --issue ID | findings --measure ID: %v\n", cmpErr(err, fmt.Errorf("unexpected %q", flags.Args())))
-		return results.ExitBadInput
+	pos, err := parseInterleaved(flags, args)
+	if err != nil {
+		return badArgs(e, "findings", "%v", err)
+	}
+	if len(pos) > 0 {
+		return badArgs(e, "findings", "takes no arguments but its flags (got %q)", strings.Join(pos, " "))
 	}
 	if (*measure != "" && (*issue != "" || *only != "")) || (*issue != "" && *only != "") {
 		fmt.Fprintln(e.Stderr, "loadtest: findings: --only, --issue and --measure each ask for something else: give one")
@@ -157,13 +160,6 @@ func measureCmd(ctx context.Context, e Env, script, dir string, a harness.StackA
 		return results.ExitEnvironment
 	}
 	return results.ExitOK
-}
-
-func cmpErr(a, b error) error {
-	if a != nil {
-		return a
-	}
-	return b
 }
 
 // issueCmd prints the entry as a GitHub issue body for certctl.

@@ -28,9 +28,15 @@ func k8sCmd(ctx context.Context, e Env, args []string) int {
 	flags.SetOutput(io.Discard)
 	out := flags.String("out", "", "")
 	namespace := flags.String("namespace", "", "")
-	if err := flags.Parse(args); err != nil || *out == "" || flags.NArg() > 0 {
-		fmt.Fprintf(e.Stderr, "loadtest: k8s --out DIR [--namespace NS]: the configuration (TIER, SCENARIOS, DURATION, RATE_*, SEGMENTS, CERTCTL_URL) comes from the environment\n")
-		return results.ExitBadInput
+	pos, err := parseInterleaved(flags, args)
+	if err == nil && *out == "" {
+		err = fmt.Errorf("--out DIR is needed: where to write the manifests")
+	}
+	if err == nil && len(pos) > 0 {
+		err = fmt.Errorf("takes no arguments but its flags (got %q): the configuration (TIER, SCENARIOS, DURATION, RATE_*, SEGMENTS, CERTCTL_URL) comes from the environment", strings.Join(pos, " "))
+	}
+	if err != nil {
+		return badArgs(e, "k8s", "%v", err)
 	}
 	fail := func(format string, a ...any) int {
 		fmt.Fprintf(e.Stderr, "loadtest: k8s: "+format+"\n", a...)

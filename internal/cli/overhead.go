@@ -39,7 +39,7 @@ func overheadCmd(ctx context.Context, e Env) int {
 	if err != nil || rounds < 2 || rounds > 20 {
 		return fail("OVERHEAD_RUNS=%q: runs a side, 2 to 20 (each a whole run)", get("OVERHEAD_RUNS"))
 	}
-	if err := harness.CheckScenarioVars(e.Root, e.Environ); err != nil {
+	if err := harness.CheckEnvironment(e.Root, e.Environ); err != nil {
 		return fail("%v", err)
 	}
 

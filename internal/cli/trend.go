@@ -16,9 +16,12 @@ import (
 
 // trendCmd: loadtest trend fetch | report, the weekly workflow's trend job.
 func trendCmd(ctx context.Context, e Env, args []string) int {
-	if len(args) == 0 {
-		fmt.Fprintf(e.Stderr, "loadtest: trend fetch | report\n%s", usage)
-		return results.ExitBadInput
+	if len(args) == 0 || (args[0] != "fetch" && args[0] != "report") {
+		got := "nothing"
+		if len(args) > 0 {
+			got = fmt.Sprintf("%q", args[0])
+		}
+		return badArgs(e, "trend", "fetch or report, got %s", got)
 	}
 	flags := flag.NewFlagSet("trend "+args[0], flag.ContinueOnError)
 	flags.SetOutput(io.Discard)
@@ -28,9 +31,11 @@ func trendCmd(ctx context.Context, e Env, args []string) int {
 		weeks := flags.Int("weeks", 12, "")
 		exclude := flags.Int64("exclude", 0, "")
 		workflow := flags.String("workflow", "", "")
-		if err := flags.Parse(args[1:]); err != nil || *out == "" || *weeks < 1 {
-			fmt.Fprintf(e.Stderr, "loadtest: trend fetch --out DIR [--weeks N] [--exclude RUN_ID] [--workflow FILE]: %v\n", err)
-			return results.ExitBadInput
+		if err := trendArgs(flags, args[1:], "out"); err != nil {
+			return badArgs(e, "trend", "fetch: %v", err)
+		}
+		if *weeks < 1 {
+			return badArgs(e, "trend", "fetch: --weeks %d: at least one week", *weeks)
 		}
 		if *workflow == "" {
 			// GITHUB_WORKFLOW_REF is owner/repo/.github/workflows/<file>@<ref>.
@@ -68,9 +73,8 @@ func trendCmd(ctx context.Context, e Env, args []string) int {
 		history := flags.String("history", "", "")
 		baselines := flags.String("baselines", "docs/baselines/weekly", "")
 		tolerance := flags.Float64("tolerance", 0, "")
-		if err := flags.Parse(args[1:]); err != nil || *out == "" || *current == "" {
-			fmt.Fprintf(e.Stderr, "loadtest: trend report --current DIR --out DIR [--history DIR] [--baselines DIR] [--tolerance F]: %v\n", err)
-			return results.ExitBadInput
+		if err := trendArgs(flags, args[1:], "current", "out"); err != nil {
+			return badArgs(e, "trend", "report: %v", err)
 		}
 		res, err := weekly.Report(weekly.Options{Current: *current, History: *history, Baselines: *baselines, Out: *out, Tolerance: *tolerance, Now: e.Now()})
 		if err != nil {
@@ -83,6 +87,23 @@ func trendCmd(ctx context.Context, e Env, args []string) int {
 		}
 		return results.ExitOK
 	}
-	fmt.Fprintf(e.Stderr, "loadtest: trend %q: use fetch or report\n", args[0])
-	return results.ExitBadInput
+	return results.ExitBadInput // unreachable: args[0] is fetch or report
+}
+
+// trendArgs parses a trend subcommand's flags, wherever they stand, and names the first required
+// flag left empty.
+func trendArgs(flags *flag.FlagSet, args []string, required ...string) error {
+	pos, err := parseInterleaved(flags, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return fmt.Errorf("takes no arguments but its flags (got %q)", strings.Join(pos, " "))
+	}
+	for _, name := range required {
+		if flags.Lookup(name).Value.String() == "" {
+			return fmt.Errorf("--%s DIR is needed", name)
+		}
+	}
+	return nil
 }

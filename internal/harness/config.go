@@ -333,7 +333,16 @@ func (c *Config) loadImages(get getter) error {
 func (c *Config) loadLoadShape(get getter) error {
 	if spec := get("SCENARIOS", ""); spec != "" {
 		var err error
-		if c.Scenarios, err = selectScenarios(spec, c.Scenarios); err != nil {
+		// A scenario of a tier not selected gets its tier named, not the nearest name of those selected.
+		elsewhere := map[string]string{}
+		if tiers, derr := DiscoverTiers(c.Root); derr == nil {
+			for t, scs := range tiers {
+				for _, s := range scs {
+					elsewhere[s.Name] = t
+				}
+			}
+		}
+		if c.Scenarios, err = selectScenarios(spec, c.Scenarios, elsewhere, c.Tiers); err != nil {
 			return err
 		}
 	}
@@ -778,8 +787,9 @@ func selectTiers(spec string, known map[string][]Scenario) ([]string, error) {
 	return out, nil
 }
 
-// selectScenarios keeps the named scenarios of the selected tiers (SCENARIOS=bulk_renewal,agent_storm).
-func selectScenarios(spec string, all []Scenario) ([]Scenario, error) {
+// selectScenarios keeps the named scenarios of the selected tiers (SCENARIOS=bulk_renewal,agent_storm);
+// elsewhere is every scenario's tier, to name the tier of one that is not among those selected.
+func selectScenarios(spec string, all []Scenario, elsewhere map[string]string, selected []string) ([]Scenario, error) {
 	byName := map[string]Scenario{}
 	var names []string
 	for _, s := range all {
@@ -790,6 +800,9 @@ func selectScenarios(spec string, all []Scenario) ([]Scenario, error) {
 	for _, n := range strings.Split(spec, ",") {
 		n = strings.TrimSpace(n)
 		s, ok := byName[n]
+		if t, there := elsewhere[n]; !ok && there {
+			return nil, fmt.Errorf("SCENARIOS=%q: %s is in tier %s, and TIER=%s does not select it: add TIER=%s", spec, n, t, strings.Join(selected, ","), t)
+		}
 		if !ok {
 			return nil, fmt.Errorf("SCENARIOS=%q: no scenario %q in the selected tiers (did you mean %s?); they have: %s", spec, n, Closest(n, names), strings.Join(names, ", "))
 		}
@@ -842,7 +855,7 @@ func LoadSpotchecks(root string, getenv func(string) string, now time.Time) (Con
 		c.Scenarios = append(c.Scenarios, Scenario{Tier: SpotcheckDir, Name: strings.TrimSuffix(filepath.Base(f), ".js"), Path: filepath.ToSlash(rel)})
 	}
 	if spec := strings.TrimSpace(getenv("SCENARIOS")); spec != "" {
-		if c.Scenarios, err = selectScenarios(spec, c.Scenarios); err != nil {
+		if c.Scenarios, err = selectScenarios(spec, c.Scenarios, nil, nil); err != nil {
 			return c, err
 		}
 	}

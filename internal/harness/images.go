@@ -42,25 +42,9 @@ func ImagePins(root string, offline bool, env []string) map[string]string {
 	if err != nil {
 		return nil
 	}
-	effective := map[string]string{}
-	for k, v := range pins {
-		effective[k] = v
-	}
-	if offline {
-		over, err := ReadEnvFile(filepath.Join(root, "images", "offline.env"))
-		if err != nil {
-			return nil
-		}
-		for k, v := range over {
-			effective[k] = v
-		}
-	}
-	for _, kv := range env {
-		if k, v, ok := strings.Cut(kv, "="); ok {
-			if _, pinned := pins[k]; pinned {
-				effective[k] = v
-			}
-		}
+	effective := EffectiveImages(root, offline, env)
+	if effective == nil {
+		return nil
 	}
 	out := map[string]string{}
 	for _, k := range Knobs {
@@ -75,4 +59,34 @@ func ImagePins(root string, offline bool, env []string) map[string]string {
 		return nil
 	}
 	return out
+}
+
+// EffectiveImages is each image knob's image for a run: .env's pin, the offline stand-in with
+// IMAGES=offline, or the environment's own. nil when .env cannot be read.
+func EffectiveImages(root string, offline bool, env []string) map[string]string {
+	pins, err := ReadEnvFile(filepath.Join(root, ".env"))
+	if err != nil {
+		return nil
+	}
+	effective := map[string]string{}
+	for k, v := range pins {
+		effective[k] = v
+	}
+	if offline {
+		over, err := ReadEnvFile(filepath.Join(root, "images", "offline.env"))
+		if err != nil {
+			return nil
+		}
+		for k, v := range over {
+			effective[k] = v
+		}
+	}
+	for _, kv := range env {
+		if k, v, ok := strings.Cut(kv, "="); ok && v != "" {
+			if _, pinned := pins[k]; pinned {
+				effective[k] = v
+			}
+		}
+	}
+	return effective
 }

@@ -1,0 +1,348 @@
+package cli
+
+import (
+	"flag"
+	"fmt"
+	"sort"
+	"strings"
+
+	"certctl-loadtest/internal/harness"
+	"certctl-loadtest/internal/results"
+)
+
+// command is one subcommand's help: what `loadtest help` lists and `loadtest help <name>` prints.
+type command struct {
+	name    string
+	usage   []string // synopsis lines, without "loadtest "
+	summary string   // one line for the overview
+	about   string   // what it does, in a paragraph or two
+	flags   [][2]string
+	knobs   []string // the environment it reads beyond the run's own configuration; "run" names the common knobs
+	example string
+}
+
+// commands in the order the overview lists them: the daily ones first.
+var commands = []command{
+	{
+		name: "run", usage: []string{"run [--segments N]"},
+		summary: "run the tiers in TIER against certctl; the exit code is the verdict",
+		about: "Starts the stack (certctl, PostgreSQL, the targets), runs the selected scenarios for DURATION, and writes " +
+			"results/<RUN_ID>/ (summary.json, summary.txt, index.html) with the verdict and a diagnosis of where the time went. " +
+			"The configuration is the environment's (docs/configuration.md); the run takes no arguments.",
+		flags:   [][2]string{{"--segments N", "each scenario as N k6 processes, an execution segment of its load each, merged into one record (SEGMENTS=N does the same; docs/distributed.md)"}},
+		knobs:   []string{"TIER", "SCENARIOS", "DURATION", "RATE_<SCENARIO>", "IMAGES", "CERTCTL_DIST", "CERTCTL_IMAGE", "RUN_ID", "DIAGNOSIS", "TARGET"},
+		example: "TIER=api SCENARIOS=list_certificates DURATION=1m loadtest run",
+	},
+	{
+		name: "check", usage: []string{"check [--segments N]"},
+		summary: "validate the configuration and print the plan, without starting anything",
+		about: "Refuses exactly what run refuses, with the same sentence; otherwise prints the images it resolved, each selected " +
+			"scenario's load as k6 inspect resolves it, and the load's wall time.",
+		flags:   [][2]string{{"--segments N", "as for run"}},
+		knobs:   []string{"TIER", "SCENARIOS", "DURATION", "RATE_<SCENARIO>", "IMAGES", "CERTCTL_DIST"},
+		example: "TIER=acme DURATION=2m loadtest check",
+	},
+	{
+		name: "report", usage: []string{"report [--write] [run-dir]", "report --format markdown [run-dir] [exit-code]"},
+		summary: "print a saved run's summary, rendered afresh from its records",
+		about: "Prints the run's summary and exits with its verdict; nothing is written (a downloaded artifact stays as it came) " +
+			"unless --write, which rewrites its summary.json, summary.txt and index.html. Without a directory, results/latest. " +
+			"--format markdown prints the workflow's job summary and exits 0 whatever it finds; exit-code stands in when the run wrote no summary.json.",
+		flags:   [][2]string{{"--write", "rewrite the run's summary files"}, {"--format text|markdown", "text (default) or the Markdown job summary"}},
+		example: "loadtest report results/latest",
+	},
+	{
+		name: "compare", usage: []string{"compare [--format text|markdown|json] [--noise F] [--tolerance F] [--confidence F] [--out DIR] OLD NEW"},
+		summary: "set two sets of runs side by side, scenario by scenario, with intervals",
+		about: "Percentiles and error rate with intervals (bootstrap over runs and 10 s blocks of requests from raw/), ~ for a change " +
+			"inside the noise, and the diagnosis's cause. OLD and NEW are each [label=]run-dir[,run-dir...]. Exits 1 when a metric is " +
+			"significantly worse by more than the tolerance, 2 on bad input. Flags may come before or after the sides.",
+		flags: [][2]string{
+			{"--format text|markdown|json", "how to print it (default text)"},
+			{"--noise F", "a change inside F is shown as ~ (default 0.10)"},
+			{"--tolerance F", "how much worse fails (default 0)"},
+			{"--confidence F", "the intervals' level (default 0.95)"},
+			{"--out DIR", "also write compare.json, .txt and .md there"},
+		},
+		example: "loadtest compare v2.1.7=results/a1,results/a2 main=results/b1,results/b2 --format markdown",
+	},
+	{
+		name: "capacity", usage: []string{"capacity"},
+		summary: "search a scenario's knee: the highest rate at which its budget holds",
+		about: "Ramps SCENARIO's arrival rate ×CAPACITY_FACTOR, then bisects; a breach counts when a repeat breaches too. Each step is an " +
+			"ordinary run of CAPACITY_STEP. Results in results/<RUN_ID>/ (capacity.json, .txt, .svg and each step's run); docs/capacity.md.",
+		knobs:   []string{"SCENARIO", "CAPACITY_START", "CAPACITY_FACTOR", "CAPACITY_MAX", "CAPACITY_PRECISION", "CAPACITY_STEP"},
+		example: "TIER=api SCENARIO=list_certificates CAPACITY_STEP=1m loadtest capacity",
+	},
+	{
+		name: "spotcheck", usage: []string{"spotcheck"},
+		summary: "run the operator spot checks (k6/spotcheck/*.js) one after another",
+		about:   "Like run, but the spot checks of docs/performance-baselines.md instead of the tiers.",
+		knobs:   []string{"SCENARIOS", "DURATION", "CERTCTL_DIST"},
+		example: "SCENARIOS=stats_summary loadtest spotcheck",
+	},
+	{
+		name: "findings", usage: []string{"findings [--only id,...]", "findings --issue ID", "findings --measure ID"},
+		summary: "run the reproductions of certctl's findings against certctl",
+		about: "Runs docs/findings/repro/<id>.sh against the stack's certctl (or TARGET=external's) and prints id, outcome and seconds; " +
+			"results/<RUN_ID>/findings.{json,txt}. Exits 1 when an outcome differs from the catalogue for the build that ran " +
+			"(docs/certctl-findings.md). --issue prints one finding as an issue body for certctl; --measure runs one measurement " +
+			"of what a finding costs (docs/findings/cost/ID.sh). One of the three at a time.",
+		flags: [][2]string{
+			{"--only id,...", "only these reproductions"},
+			{"--issue ID", "print the finding as an issue body (nothing runs)"},
+			{"--measure ID", "run docs/findings/cost/ID.sh against the stack"},
+		},
+		knobs:   []string{"CERTCTL_DIST", "TARGET"},
+		example: "loadtest findings --only ocsp-500,ari-leading-zero",
+	},
+	{
+		name: "overhead", usage: []string{"overhead"},
+		summary: "measure what the run's own instruments cost certctl",
+		about: "The configured load with every instrument on, and with each in OVERHEAD off in turn, OVERHEAD_RUNS rounds in ABBA order, " +
+			"each an ordinary run; then compare per instrument into results/<RUN_ID>/overhead.{json,txt,md}. Exits 1 when every instrument " +
+			"on moves a scenario's p50 beyond the noise; docs/diagnosis.md.",
+		knobs:   []string{"OVERHEAD", "OVERHEAD_RUNS", "TIER", "DURATION"},
+		example: "OVERHEAD=all OVERHEAD_RUNS=4 DURATION=2m loadtest overhead",
+	},
+	{
+		name: "baseline", usage: []string{"baseline [--name NAME] [--build BUILD] run-dir"},
+		summary: "record a finished run as a baseline in docs/baselines/",
+		about: "Writes docs/baselines/<build>/<name>.json (its summary and who recorded it from what) with its samples trimmed to " +
+			"<name>.raw/, then regenerates the docs' tables; <build> is the certctl build or image tag.",
+		flags:   [][2]string{{"--name NAME", "the baseline's name (default: the run's tiers)"}, {"--build BUILD", "the certctl build (default: the run's)"}},
+		example: "loadtest baseline --name default results/latest",
+	},
+	{
+		name: "trend", usage: []string{"trend fetch --out DIR [--weeks N] [--exclude RUN_ID] [--workflow FILE]", "trend report --current DIR --out DIR [--history DIR] [--baselines DIR] [--tolerance F]"},
+		summary: "the weekly workflow's trend: fetch previous runs, report this week against them",
+		about: "fetch downloads the weekly workflow's previous scheduled runs' loadtest-* artifacts through GitHub's REST API " +
+			"(GITHUB_TOKEN, GITHUB_REPOSITORY, GITHUB_REF_NAME). report sets this week's runs against last week's and the baselines, " +
+			"with each scenario's p95 and achieved rate over the weeks: trend.md, trend.json, trend-*.svg; exits 1 on a regression.",
+		flags: [][2]string{
+			{"--out DIR", "where to write (both)"},
+			{"--weeks N", "fetch: how many weeks back (default 12)"},
+			{"--exclude RUN_ID", "fetch: leave this workflow run out (the current one)"},
+			{"--workflow FILE", "fetch: the workflow file (default: this workflow's, else loadtest.yml)"},
+			{"--current DIR", "report: this week's runs"},
+			{"--history DIR", "report: what fetch wrote"},
+			{"--baselines DIR", "report: the committed baselines (default docs/baselines/weekly)"},
+			{"--tolerance F", "report: how much worse fails (default 0)"},
+		},
+		example: "loadtest trend report --current results/week --history history --out trend",
+	},
+	{
+		name: "k8s", usage: []string{"k8s --out DIR [--namespace NS]"},
+		summary: "write k6-operator TestRuns that run the scenarios from a Kubernetes cluster",
+		about: "Writes the TestRuns (SEGMENTS runners each), their k6 archives, the results volume and a kustomization.yaml that run " +
+			"the selected scenarios against CERTCTL_URL; loadtest collect reads back what the runners wrote.",
+		flags:   [][2]string{{"--out DIR", "where to write the manifests"}, {"--namespace NS", "the namespace of the TestRuns"}},
+		knobs:   []string{"CERTCTL_URL", "SEGMENTS", "TIER", "SCENARIOS", "DURATION"},
+		example: "TARGET=external CERTCTL_URL=https://certctl.example:8443 SEGMENTS=4 loadtest k8s --out k8s-run",
+	},
+	{
+		name: "collect", usage: []string{"collect run-dir"},
+		summary: "merge the records k6 processes wrote elsewhere into a run",
+		about:   "Reads k6-operator runners' results volume copied back into run-dir and writes summary.json, summary.txt and the verdict.",
+		example: "loadtest collect results/k8s-run",
+	},
+	{
+		name: "seed-external", usage: []string{"seed-external", "clean-external"},
+		summary: "TARGET=external: create (or archive and delete) the harness's base rows on that certctl",
+		about: "seed-external creates the base rows the scenarios reference (team, owner, profile, renewal policy, issuer; ids LT_*_ID) " +
+			"through certctl's API; clean-external archives the certificates and deletes the agents named lt-…, then the base rows. " +
+			"Both need CONFIRM=yes.",
+		knobs:   []string{"CERTCTL_URL", "CERTCTL_API_KEY", "CONFIRM"},
+		example: "TARGET=external CERTCTL_URL=https://certctl.example:8443 CERTCTL_API_KEY=… CONFIRM=yes loadtest seed-external",
+	},
+	{
+		name: "docs", usage: []string{"docs [--check]"},
+		summary: "regenerate the tables the docs carry from the code",
+		about:   "Rewrites the generated blocks of the docs (k6 inspect of every scenario, the knobs, the findings); --check fails if one is stale.",
+		flags:   [][2]string{{"--check", "report stale tables, change nothing"}},
+		example: "loadtest docs --check",
+	},
+	{
+		name: "version", usage: []string{"version"},
+		summary: "the harness's build and the k6 and certctl it pins",
+		about:   "Works from any directory; the pins are read from the repository's .env when the command is run inside it.",
+		example: "loadtest version",
+	},
+	{name: "help", usage: []string{"help [command]"}, summary: "this overview, or one command's flags, knobs and an example", example: "loadtest help compare"},
+}
+
+// aliases are the second names a command answers to (its page is the first's).
+var aliases = map[string]string{"clean-external": "seed-external"}
+
+func lookupCommand(name string) (command, bool) {
+	if a, ok := aliases[name]; ok {
+		name = a
+	}
+	for _, c := range commands {
+		if c.name == name {
+			return c, true
+		}
+	}
+	return command{}, false
+}
+
+func commandNames() []string {
+	var names []string
+	for _, c := range commands {
+		names = append(names, c.name)
+	}
+	for a := range aliases {
+		names = append(names, a)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// suggestNear is " (did you mean X?)" when a name is within a typo of X, or a prefix of it.
+func suggestNear(got string, names []string) string {
+	if n := harness.Near(got, names); n != "" {
+		return fmt.Sprintf(" (did you mean %s?)", n)
+	}
+	for _, n := range names {
+		if len(got) >= 3 && strings.HasPrefix(n, got) {
+			return fmt.Sprintf(" (did you mean %s?)", n)
+		}
+	}
+	return ""
+}
+
+// overview is `loadtest help`: one line a command, then the exit codes.
+func overview() string {
+	var b strings.Builder
+	b.WriteString("usage: loadtest <command> [arguments]\n\n")
+	b.WriteString("The configuration of a run is the environment's (TIER=api DURATION=1m loadtest run): docs/configuration.md.\n\ncommands:\n")
+	for _, c := range commands {
+		fmt.Fprintf(&b, "  %-14s %s\n", c.name, c.summary)
+	}
+	b.WriteString("\nloadtest help <command>, or loadtest <command> --help: its flags, knobs and an example.\n\n")
+	b.WriteString("exit codes of run and spotcheck:\n")
+	b.WriteString(results.ExitCodeText())
+	return b.String()
+}
+
+// page is `loadtest help <name>`.
+func (c command) page() string {
+	var b strings.Builder
+	for i, u := range c.usage {
+		lead := "usage: "
+		if i > 0 {
+			lead = "       "
+		}
+		fmt.Fprintf(&b, "%sloadtest %s\n", lead, u)
+	}
+	if c.about != "" {
+		fmt.Fprintf(&b, "\n%s\n", wrap(c.about, 100, ""))
+	}
+	if len(c.flags) > 0 {
+		b.WriteString("\nflags:\n")
+		w := 0
+		for _, f := range c.flags {
+			w = max(w, len(f[0]))
+		}
+		for _, f := range c.flags {
+			fmt.Fprintf(&b, "  %-*s  %s\n", w, f[0], f[1])
+		}
+	}
+	if len(c.knobs) > 0 {
+		b.WriteString("\nknobs (environment; all of them: docs/configuration.md):\n")
+		w := 0
+		for _, k := range c.knobs {
+			w = max(w, len(k))
+		}
+		for _, name := range c.knobs {
+			k, _ := harness.LookupKnob(name)
+			def := k.Default
+			if k.Note != "" {
+				def = k.Note
+			}
+			fmt.Fprintf(&b, "  %-*s  %s (default: %s)\n", w, name, clip(firstSentence(k.Doc), 80), strings.ReplaceAll(def, "`", ""))
+		}
+	}
+	if c.example != "" {
+		fmt.Fprintf(&b, "\nexample:\n  %s\n", c.example)
+	}
+	return b.String()
+}
+
+// shortUsage is what follows an error: the command's synopsis and where its help is.
+func shortUsage(name string) string {
+	c, ok := lookupCommand(name)
+	if !ok {
+		return "usage: loadtest <command> [arguments]; loadtest help lists the commands\n"
+	}
+	var b strings.Builder
+	for i, u := range c.usage {
+		lead := "usage: "
+		if i > 0 {
+			lead = "       "
+		}
+		fmt.Fprintf(&b, "%sloadtest %s\n", lead, u)
+	}
+	fmt.Fprintf(&b, "loadtest help %s: its flags, knobs and an example\n", c.name)
+	return b.String()
+}
+
+// firstSentence is a knob's documentation up to its first full stop ("e.g." is none).
+func firstSentence(s string) string {
+	s = strings.ReplaceAll(s, "`", "")
+	masked := strings.NewReplacer("e.g. ", "e_g_ ", "i.e. ", "i_e_ ").Replace(s)
+	if i := strings.Index(masked, ". "); i >= 0 {
+		return s[:i]
+	}
+	return strings.TrimSuffix(s, ".")
+}
+
+// clip shortens s to at most n characters at a word boundary, marking the cut with "…".
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := strings.LastIndex(s[:n], " ")
+	if cut <= 0 {
+		cut = n
+	}
+	return strings.TrimRight(s[:cut], ",;:(") + " …"
+}
+
+// wrap breaks s into lines of at most width characters, each after indent.
+func wrap(s string, width int, indent string) string {
+	var lines []string
+	line := indent
+	for _, w := range strings.Fields(s) {
+		if len(line) > len(indent) && len(line)+1+len(w) > width {
+			lines = append(lines, line)
+			line = indent
+		}
+		if len(line) > len(indent) {
+			line += " "
+		}
+		line += w
+	}
+	return strings.Join(append(lines, line), "\n")
+}
+
+// parseInterleaved parses flags wherever they stand among the positional arguments (flag.Parse stops at
+// the first positional): `compare A B --format markdown` is `compare --format markdown A B`. After
+// "--" everything is positional.
+func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if used := len(args) - len(rest); used > 0 && args[used-1] == "--" {
+			return append(pos, rest...), nil
+		}
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+}
