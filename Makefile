@@ -163,4 +163,5 @@ deps: ## Install what the harness needs on Debian: docker engine, compose v2 plu
 
 $(LOADTEST): $(GO_SOURCES)
 	@mkdir -p bin
-	go build -o $@ ./cmd/loadtest
+	@echo "go build -o $@ ./cmd/loadtest  (a minute or two the first time, with a cold Go cache)"
+	@go build -o $@ ./cmd/loadtest

@@ -392,6 +392,31 @@ func checkCmd(ctx context.Context, e Env, cfg harness.Config) int {
 	return results.ExitOK
 }
 
+// heartbeat writes line(elapsed) to w every interval until stop is called: a wait that would otherwise
+// be silent for minutes says it goes on.
+func heartbeat(w io.Writer, interval time.Duration, line func(time.Duration) string) (stop func()) {
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	began := time.Now()
+	go func() {
+		defer close(finished)
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				fmt.Fprintln(w, line(time.Since(began)))
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-finished
+	}
+}
+
 // distImage is the server image images/certctl/build.sh packages a certctl build as.
 func distImage(dist string) string {
 	name := strings.ToLower(filepath.Base(dist))
@@ -430,9 +455,21 @@ func planRows(ctx context.Context, e Env, cfg harness.Config) ([]docs.Row, error
 			args = append(args, "-e", kv)
 		}
 	}
+	first := true
 	inspect := func(script string) ([]byte, error) {
 		var out, errb strings.Builder
+		var stop func()
+		if first {
+			// The first `go tool k6` of a clone compiles k6 (minutes with a cold Go cache), silently.
+			first = false
+			stop = heartbeat(e.Stderr, 15*time.Second, func(d time.Duration) string {
+				return fmt.Sprintf("loadtest: k6 inspect is waiting for go tool to compile k6, %s so far (once per clone: it stays in Go's build cache; about 7 minutes on 2 CPUs with a cold cache)", d.Round(time.Second))
+			})
+		}
 		code, err := e.Exec(ctx, harness.Cmd{Name: "go", Args: append(args, script), Env: docs.CleanEnv(e.Environ), Stdout: &out, Stderr: &errb})
+		if stop != nil {
+			stop()
+		}
 		if err == nil && code != 0 {
 			err = fmt.Errorf("exit %d: %s", code, strings.TrimSpace(errb.String()))
 		}

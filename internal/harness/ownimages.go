@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -75,8 +76,15 @@ func (r *Runner) buildOwnImages(ctx context.Context, compose Compose, svcs Servi
 	}
 	// One writer for both streams: exec then writes to it from one goroutine at a time.
 	var out bytes.Buffer
-	w := io.MultiWriter(pw, &out)
+	last := &lastLine{}
+	w := io.MultiWriter(pw, &out, last)
+	began := time.Now()
+	// A build step that compiles for minutes prints nothing meanwhile: say it still goes, and where.
+	stop := every(bctx, stackStartEvery, func(context.Context) {
+		r.logf("building %s, %s so far; last step: %s", strings.Join(own, ", "), clock(time.Since(began).Seconds()), last.String())
+	})
 	code, err := compose.Run(bctx, w, w, append([]string{"--profile", "k6", "build"}, own...)...)
+	stop()
 	if err != nil || code != 0 {
 		hint := ""
 		if !r.Cfg.Offline && (strings.Contains(out.String(), "registry") || strings.Contains(out.String(), "dial tcp")) {
@@ -120,7 +128,12 @@ func (r *Runner) buildOwnBinaries(ctx context.Context, pw *prefixWriter, cmds []
 	}
 	// The command as one would type it in the repository.
 	fmt.Fprintf(pw, "%s go build %s -o %s/ ./cmd/%s\n", strings.Join(env, " "), strings.Join(ownBuildFlags, " "), OwnBinDir, strings.Join(cmds, " ./cmd/"))
+	began := time.Now()
+	stop := every(ctx, stackStartEvery, func(context.Context) {
+		r.logf("compiling %s for the images, %s so far (with a cold Go cache the first build takes minutes; later runs reuse it)", strings.Join(cmds, ", "), clock(time.Since(began).Seconds()))
+	})
 	code, err = r.Exec(ctx, Cmd{Name: "go", Args: args, Env: append(append([]string(nil), r.Env...), env...), Stdout: pw, Stderr: pw})
+	stop()
 	if err != nil || code != 0 {
 		return fmt.Errorf("building the binaries of our images failed (go build exit %d%s): its output is above (go, the toolchain go.mod names, must be on PATH)", code, errSuffix(err))
 	}
@@ -161,4 +174,43 @@ func copyFile(src, dst string) error {
 		return err
 	}
 	return out.Close()
+}
+
+// lastLine keeps the last non-empty line written to it, for a heartbeat to quote.
+type lastLine struct {
+	mu   sync.Mutex
+	buf  []byte
+	line string
+}
+
+func (l *lastLine) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.buf = append(l.buf, b...)
+	for {
+		i := bytes.IndexByte(l.buf, '\n')
+		if i < 0 {
+			break
+		}
+		if t := strings.TrimSpace(string(l.buf[:i])); t != "" {
+			l.line = t
+		}
+		l.buf = l.buf[i+1:]
+	}
+	if len(l.buf) > 4096 {
+		l.buf = l.buf[len(l.buf)-4096:]
+	}
+	return len(b), nil
+}
+
+func (l *lastLine) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.line == "" {
+		return "none yet"
+	}
+	if len(l.line) > 120 {
+		return l.line[:120] + "…"
+	}
+	return l.line
 }

@@ -147,8 +147,13 @@ func (r *Runner) packageDist(ctx context.Context, compose *Compose) error {
 	bctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
 	defer cancel()
 	var out bytes.Buffer
+	began := time.Now()
+	stop := every(bctx, stackStartEvery, func(context.Context) {
+		r.logf("packaging %s, %s so far", r.Cfg.Dist, clock(time.Since(began).Seconds()))
+	})
 	code, err := r.Exec(bctx, Cmd{Name: filepath.Join(r.Cfg.Root, "images", "certctl", "build.sh"), Args: []string{r.Cfg.Dist},
 		Env: compose.Env, Stdout: &out, Stderr: r.Stderr})
+	stop()
 	if err != nil || code != 0 {
 		return fmt.Errorf("could not package the certctl build in CERTCTL_DIST=%s into images (exit %d%s): see the lines above", r.Cfg.Dist, code, errSuffix(err))
 	}

@@ -220,7 +220,12 @@ func (r *Runner) upTierServices(ctx context.Context, compose Compose, svcs Servi
 	}
 	// `up --wait` counts a one-shot service as up while it still runs: a large seed (75,000
 	// certificates take seconds) would still be writing when k6's setup() lists the rows.
+	began := time.Now()
+	stop = every(uctx, stackStartEvery, func(pctx context.Context) {
+		r.logf("%s", SeedLine(strings.Join(extra, ", "), time.Since(began), r.seededRows(pctx, compose)))
+	})
 	states := r.waitRequired(uctx, compose, svcs, extra)
+	stop()
 	for _, s := range states {
 		if _, ok := svcs[s.Service]; !ok || started[s.Service] {
 			continue
@@ -238,6 +243,27 @@ func (r *Runner) upTierServices(ctx context.Context, compose Compose, svcs Servi
 		}
 	}
 	return ""
+}
+
+// seededRows counts what a seeder has written so far: certificates and agents, as PostgreSQL sees them
+// (-1 when it cannot say).
+func (r *Runner) seededRows(ctx context.Context, compose Compose) [2]int {
+	rows := [2]int{-1, -1}
+	out, err := compose.Output(ctx, "exec", "-T", "postgres", "psql", "-U", "certctl", "-d", "certctl", "-tAc",
+		"SELECT (SELECT count(*) FROM managed_certificates) || ' ' || (SELECT count(*) FROM agents)")
+	if err == nil {
+		fmt.Sscanf(strings.TrimSpace(out), "%d %d", &rows[0], &rows[1])
+	}
+	return rows
+}
+
+// SeedLine is the heartbeat of a seeder's wait: how long, and the rows it wrote so far.
+func SeedLine(what string, elapsed time.Duration, rows [2]int) string {
+	line := fmt.Sprintf("waiting for %s, %s so far", what, clock(elapsed.Seconds()))
+	if rows[0] >= 0 {
+		line += fmt.Sprintf(": %d certificates and %d agents in certctl's database", rows[0], rows[1])
+	}
+	return line
 }
 
 // showLog prints the last lines of a service's log, where its own error usually is.
