@@ -123,9 +123,9 @@ func TestCheck(t *testing.T) {
 	want := `ok: tiers api, 2 scenarios, certctl ` + pins["CERTCTL_IMAGE"] + `, duration 30s
 images: k6 ` + pins["IMAGE_K6"] + `, postgres ` + pins["IMAGE_POSTGRES"] + ` (IMAGES=upstream)
 
-scenario             tier  executor               load       starts at  duration  VUs pre/max
-issuance_acceptance  api   constant-arrival-rate  50 per 1s  0s         30s       50/300
-list_certificates    api   constant-arrival-rate  50 per 1s  5s         30s       50/300
+scenario             tier  executor               load  starts at  duration  VUs pre/max
+issuance_acceptance  api   constant-arrival-rate  50/s  0s         30s       50/300
+list_certificates    api   constant-arrival-rate  50/s  5s         30s       50/300
 
 load: 35s from the first k6 start, all scenarios at once; add the stack's start (tens of seconds), setup and up to 15 s of graceful stop
 `

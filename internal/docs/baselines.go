@@ -172,7 +172,7 @@ func ratio(x, base float64) string {
 
 func runTable(all []baseline) string {
 	var b strings.Builder
-	b.WriteString("| build | run | scenario | tier | target/s | achieved/s | requests | errors | p50 ms | p95 ms | p99 ms | max ms | result | provenance (date · host · command) |\n")
+	b.WriteString("| build | run | scenario | tier | target | achieved | requests | errors | p50 ms | p95 ms | p99 ms | max ms | result | provenance (date · host · command) |\n")
 	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, bl := range all {
 		s := bl.sum
@@ -185,12 +185,9 @@ func runTable(all []baseline) string {
 				continue
 			}
 			l := r.LatencyMS
-			target := fmt.Sprintf("%.1f", r.TargetRatePerS)
-			if r.TargetRatePerS == 0 {
-				target = fmt.Sprintf("%d VUs", r.VUs.Max)
-			}
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %.1f | %.0f | %.2f %% | %.2f | %.2f | %.2f | %.1f | %s | %s |\n",
-				bl.build, bl.what, sc.Name, sc.Tier, target, r.AchievedRatePerS, r.Requests, r.ErrorRate*100,
+			target, achieved := r.RateCells()
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %.0f | %.2f %% | %.2f | %.2f | %.2f | %.1f | %s | %s |\n",
+				bl.build, bl.what, sc.Name, sc.Tier, target, achieved, r.Requests, r.ErrorRate*100,
 				l.P50, l.P95, l.P99, l.Max, sc.Status, prov)
 		}
 	}

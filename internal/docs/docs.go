@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"certctl-loadtest/internal/harness"
+	"certctl-loadtest/internal/results"
 )
 
 // Inspector returns `k6 inspect <script>` for a script path relative to the repository root.
@@ -176,7 +177,7 @@ func ScenarioTable(rows []Row) string {
 		if start == "" {
 			start = "0s"
 		}
-		rate, vus := fmt.Sprintf("%g per %s", r.Rate, r.TimeUnit), fmt.Sprintf("%d / %d", r.PreVUs, r.MaxVUs)
+		rate, vus := results.UnitRate(r.Rate, r.TimeUnit), fmt.Sprintf("%d / %d", r.PreVUs, r.MaxVUs)
 		if r.Executor == "constant-vus" {
 			// A closed loop: as fast as its VUs go, no rate asked for.
 			rate, vus = "closed loop", fmt.Sprintf("%d", r.VUs)
@@ -251,7 +252,7 @@ func Plan(rows []Row, oneAfterAnother, external bool) string {
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "scenario\ttier\texecutor\tload\tstarts at\tduration\tVUs pre/max")
 	for _, r := range rows {
-		load := fmt.Sprintf("%g per %s", r.Rate, r.TimeUnit)
+		load := results.UnitRate(r.Rate, r.TimeUnit)
 		vus := fmt.Sprintf("%d/%d", r.PreVUs, r.MaxVUs)
 		if r.Executor == "constant-vus" {
 			load, vus = fmt.Sprintf("%d VUs, closed loop", r.VUs), fmt.Sprintf("%d", r.VUs)

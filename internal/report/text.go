@@ -40,7 +40,7 @@ func Text(s results.Summary) string {
 	tw.Flush()
 	for _, sc := range s.Scenarios {
 		if rec := sc.Record; rec != nil && rec.CutShort {
-			fmt.Fprintf(&b, "%s was cut short: its achieved/s is over the %.0f s it ran, of %.0f s configured\n", sc.Name, rec.TestRunDurationS, rec.DurationS)
+			fmt.Fprintf(&b, "%s was cut short: its achieved rate is over the %.0f s it ran, of %.0f s configured\n", sc.Name, rec.TestRunDurationS, rec.DurationS)
 		}
 	}
 	for _, u := range r.Unavailable {
@@ -242,7 +242,7 @@ func aboutLines(s results.Summary) []string {
 }
 
 // figureColumns head a scenario's key figures; summary.txt and index.html show the same ones.
-var figureColumns = []string{"target/s", "achieved/s", "requests", "dropped", "errors", "avg ms", "p50 ms", "p90 ms", "p95 ms", "p99 ms", "max ms"}
+var figureColumns = []string{"target", "achieved", "requests", "dropped", "errors", "avg ms", "p50 ms", "p90 ms", "p95 ms", "p99 ms", "max ms"}
 
 // figures are a scenario's key figures under figureColumns, "-" for each one its record does not give.
 func figures(sc results.Scenario) []string {
@@ -250,7 +250,8 @@ func figures(sc results.Scenario) []string {
 	if rec == nil {
 		return dashes(len(figureColumns))
 	}
-	out := []string{fmt.Sprintf("%.1f", rec.TargetRatePerS), fmt.Sprintf("%.1f", rec.AchievedRatePerS),
+	target, achieved := rec.RateCells()
+	out := []string{target, achieved,
 		fmt.Sprintf("%.0f", rec.Requests), fmt.Sprintf("%.0f", rec.DroppedIterations), fmt.Sprintf("%.2f%%", rec.ErrorRate*100)}
 	if rec.LatencySamples != nil && *rec.LatencySamples == 0 && rec.Requests > 0 {
 		// Every request failed: there is no latency, and 0 ms would read as fast.

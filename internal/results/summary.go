@@ -143,6 +143,9 @@ type Record struct {
 	DurationS         float64 `json:"duration_s"`
 	TargetRatePerS    float64 `json:"target_rate_per_s"`
 	AchievedRatePerS  float64 `json:"achieved_rate_per_s"`
+	// RateUnit is the time unit the scenario sets its arrival rate in (1s, 1m); "" for a closed model
+	// (constant VUs) and in records written before it was kept. Every view shows the rate in it.
+	RateUnit string `json:"rate_unit,omitempty"`
 	Iterations        float64 `json:"iterations"`
 	DroppedIterations float64 `json:"dropped_iterations"`
 	Requests          float64 `json:"requests"`

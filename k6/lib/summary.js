@@ -118,6 +118,8 @@ export function scenarioRecord(data, spec, k6scenario, cfg) {
     duration_s: seconds,
     // constant-vus scenarios have no target rate: 0, and achieved is what the VUs managed.
     target_rate_per_s: k6scenario.rate ? k6scenario.rate / timeUnitSeconds(k6scenario.timeUnit) : 0,
+    // The unit the rate is set in: every view shows the rate in it (per minute for the connector tier).
+    rate_unit: k6scenario.rate ? k6scenario.timeUnit || '1s' : '',
     // Iterations per second of the load: the configured duration, or the time the run lasted when it
     // was cut short (interrupted, a stack fault), which cut_short says; an arrival-rate run that kept
     // up shows the target here.
@@ -176,12 +178,23 @@ export function timeUnitSeconds(unit) {
   return n * ({ ms: 0.001, s: 1, m: 60, h: 3600 }[m ? m[2] : 's']);
 }
 
+// rateText: the achieved rate against the target in the scenario's own unit, as the Go reports print it
+// (results.Record.RateCells): per minute where the rate is set per minute, VUs for a closed model.
+export function rateText(rec) {
+  const r = (v) => (Number.isInteger(v) ? String(v) : v < 0.1 ? v.toFixed(2) : v.toFixed(1));
+  if (rec.rate_unit === '1m') {
+    return `${r(round(rec.achieved_rate_per_s * 60, 3))}/min of ${r(round(rec.target_rate_per_s * 60, 3))}/min`;
+  }
+  if (!rec.target_rate_per_s) return `${r(rec.achieved_rate_per_s)}/s with ${rec.vus.max} VU${rec.vus.max === 1 ? '' : 's'}`;
+  return `${r(rec.achieved_rate_per_s)}/s of ${r(rec.target_rate_per_s)}/s`;
+}
+
 export function renderLine(rec) {
   if (!rec.setup) return `${rec.scenario}: setup failed, no load was generated (the reason is logged above)`;
   const l = rec.latency_ms;
   const failed = rec.thresholds.filter((t) => !t.ok).map((t) => `${t.metric} ${t.expression}`);
   return (
-    `${rec.scenario}: ${rec.requests} requests, ${rec.achieved_rate_per_s}/s of ${rec.target_rate_per_s}/s, ` +
+    `${rec.scenario}: ${rec.requests} requests, ${rateText(rec)}, ` +
     `dropped ${rec.dropped_iterations}, errors ${(rec.error_rate * 100).toFixed(2)} %, ` +
     (rec.latency_samples === 0 && rec.requests > 0 ? 'no successful request to time — ' : `p95 ${l.p95} ms, p99 ${l.p99} ms — `) +
     (failed.length ? `FAILED: ${failed.join('; ')}` : 'thresholds ok')

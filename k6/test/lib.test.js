@@ -2,7 +2,7 @@
 import { eq, truthy, throws } from './assert.js';
 import { durationSeconds, loadConfig } from '../lib/config.js';
 import { scoped, thresholdsFor, budgetNames, budgetFor } from '../lib/thresholds.js';
-import { scenarioRecord, thresholdResults, renderLine, RECORD_SCHEMA } from '../lib/summary.js';
+import { scenarioRecord, thresholdResults, renderLine, rateText, RECORD_SCHEMA } from '../lib/summary.js';
 import { ariCertID } from '../lib/der.js';
 import { syntheticARIID } from '../lib/acme.js';
 import { knownMetric, customNames } from '../lib/metrics.js';
@@ -146,6 +146,11 @@ function testSummary() {
   eq('record schema', rec.schema, RECORD_SCHEMA);
   eq('record requests come from the scenario sub-metric, not setup', rec.requests, 1500);
   eq('record target rate', rec.target_rate_per_s, 50);
+  eq('record rate unit and line', [rec.rate_unit, rateText(rec)], ['1s', '49.7/s of 50/s']);
+  const perMinute = scenarioRecord(fakeData(), { name: 's', tier: 'connector' }, { executor: 'constant-arrival-rate', rate: 100, timeUnit: '1m', preAllocatedVUs: 5, maxVUs: 100 }, { durationSeconds: 30 });
+  eq('a rate set per minute reads per minute', [perMinute.rate_unit, rateText(perMinute)], ['1m', '2980.0/min of 100/min']);
+  const closed = scenarioRecord(fakeData(), spec, { executor: 'constant-vus', vus: 16, duration: '30s' }, { durationSeconds: 30 });
+  eq('a closed model reads its VUs, not "of 0/s"', [closed.rate_unit, rateText(closed)], ['', '49.7/s with 16 VUs']);
   eq('record achieved rate = iterations / configured duration', [rec.achieved_rate_per_s, rec.cut_short], [49.667, undefined]);
   // Stopped at 40 s of 90 at a real 46/s: the rate over the 40 s it ran, and the record says it was cut.
   const stopped = fakeData();
