@@ -136,16 +136,16 @@ type RawFile struct {
 
 // Record is what k6's handleSummary writes for one scenario (k6/lib/summary.js).
 type Record struct {
-	Schema            string  `json:"schema"`
-	Scenario          string  `json:"scenario"`
-	Tier              string  `json:"tier"`
-	Executor          string  `json:"executor"`
-	DurationS         float64 `json:"duration_s"`
-	TargetRatePerS    float64 `json:"target_rate_per_s"`
-	AchievedRatePerS  float64 `json:"achieved_rate_per_s"`
+	Schema           string  `json:"schema"`
+	Scenario         string  `json:"scenario"`
+	Tier             string  `json:"tier"`
+	Executor         string  `json:"executor"`
+	DurationS        float64 `json:"duration_s"`
+	TargetRatePerS   float64 `json:"target_rate_per_s"`
+	AchievedRatePerS float64 `json:"achieved_rate_per_s"`
 	// RateUnit is the time unit the scenario sets its arrival rate in (1s, 1m); "" for a closed model
 	// (constant VUs) and in records written before it was kept. Every view shows the rate in it.
-	RateUnit string `json:"rate_unit,omitempty"`
+	RateUnit          string  `json:"rate_unit,omitempty"`
 	Iterations        float64 `json:"iterations"`
 	DroppedIterations float64 `json:"dropped_iterations"`
 	Requests          float64 `json:"requests"`
