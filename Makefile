@@ -13,7 +13,7 @@ LOADTEST := bin/loadtest
 # templates) rebuild the binary too.
 GO_SOURCES := $(shell find cmd internal -type f -not -path '*/testdata/*' 2>/dev/null) go.mod go.sum
 
-.PHONY: help seed-external clean-external k8s collect capacity overhead findings compare compare-builds baseline loadtest loadtest-acme loadtest-deploy loadtest-pki loadtest-limiter certctl-images spotcheck loadtest-scale loadtest-scale-bulk loadtest-scale-acme loadtest-scale-agent check report docs images test test-full test-unit test-browser test-k6 test-e2e test-e2e-full test-workflow clean deps
+.PHONY: help quickstart seed-external clean-external k8s collect capacity overhead findings compare compare-builds baseline loadtest loadtest-acme loadtest-deploy loadtest-pki loadtest-limiter certctl-images spotcheck loadtest-scale loadtest-scale-bulk loadtest-scale-acme loadtest-scale-agent check report docs images test test-full test-unit test-browser test-k6 test-e2e test-e2e-full test-workflow clean deps
 
 # The common knobs `make help` prints: rendered from internal/harness/knobs.go by `make docs` (a test
 # fails when this block is stale), so help needs no build.
@@ -39,6 +39,9 @@ help: ## List the targets and the common knobs
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_-]+:.*## / {printf "  %-22s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 	@printf '\nCommon knobs (make loadtest VAR=value; every one: docs/configuration.md):\n'
 	@sed -n 's/^#: //p' $(firstword $(MAKEFILE_LIST))
+
+quickstart: $(LOADTEST) ## A first run of about two minutes: list_certificates for 1 min against certctl, then its verdict and results/latest (add IMAGES=offline CERTCTL_DIST=… as for loadtest)
+	@LOADTEST_GOAL=$@ TIER=api SCENARIOS=list_certificates DURATION=1m $(LOADTEST) run || { code=$$?; echo "make: quickstart exited $$code (the loadtest line above says why, and which run)" >&2; exit $$code; }
 
 loadtest: $(LOADTEST) ## API + connector tiers against certctl (CERTCTL_IMAGE, or the build in CERTCTL_DIST); results in results/latest
 	@LOADTEST_GOAL=$@ $(LOADTEST) run || { code=$$?; echo "make: loadtest exited $$code (the loadtest line above says why, and which run)" >&2; exit $$code; }
