@@ -167,4 +167,5 @@ deps: ## Install what the harness needs on Debian: docker engine, compose v2 plu
 $(LOADTEST): $(GO_SOURCES)
 	@mkdir -p bin
 	@echo "go build -o $@ ./cmd/loadtest  (a minute or two the first time, with a cold Go cache)"
-	@go build -o $@ ./cmd/loadtest
+	@t0=$$(date +%s); ( while sleep 15 >/dev/null 2>&1; do echo "  still compiling $@, $$(( $$(date +%s) - t0 )) s so far"; done ) & hb=$$!; \
+	go build -o $@ ./cmd/loadtest; rc=$$?; kill $$hb 2>/dev/null; exit $$rc
