@@ -137,6 +137,13 @@ type RunInfo struct {
 }
 
 // LoadPair is a scenario's load on each side, summed over the side's runs.
+// Record is the load as a record, for the one rendering of a rate (results.Record.RateCells).
+func (l Load) Record() results.Record {
+	r := results.Record{Tier: l.Tier, Executor: l.Executor, RateUnit: l.RateUnit, TargetRatePerS: l.TargetPerS, AchievedRatePerS: l.AchievedPerS}
+	r.VUs.Max = l.VUs
+	return r
+}
+
 type LoadPair struct {
 	Scenario string `json:"scenario"`
 	Old      Load   `json:"old"`
@@ -144,6 +151,10 @@ type LoadPair struct {
 }
 
 type Load struct {
+	Tier         string  `json:"tier,omitempty"`
+	Executor     string  `json:"executor,omitempty"`
+	RateUnit     string  `json:"rate_unit,omitempty"`
+	VUs          int     `json:"vus,omitempty"`
 	TargetPerS   float64 `json:"target_per_s"`
 	AchievedPerS float64 `json:"achieved_per_s"`
 	Requests     float64 `json:"requests"`
@@ -288,6 +299,8 @@ func load(s Side) (loaded, error) {
 			r.records = append(r.records, sc.Record)
 			r.raw = append(r.raw, rawPath(dir, sc.Name))
 			rec := sc.Record
+			// How the rate reads (results.Record.RateCells): the scenario's unit, or its VUs.
+			r.load.Tier, r.load.Executor, r.load.RateUnit, r.load.VUs = rec.Tier, rec.Executor, rec.RateUnit, rec.VUs.Max
 			r.load.TargetPerS += rec.TargetRatePerS
 			r.load.AchievedPerS += rec.AchievedRatePerS
 			r.load.Requests += rec.Requests
@@ -543,8 +556,10 @@ func warnings(s [2]loaded) []string {
 			continue
 		}
 		if a.load.TargetPerS != b.load.TargetPerS || a.load.DurationS != b.load.DurationS {
-			w = append(w, fmt.Sprintf("%s: the loads differ (%s: %g/s for %gs; %s: %g/s for %gs): the change is the load's as much as certctl's",
-				name, s[0].info.Label, a.load.TargetPerS, a.load.DurationS, s[1].info.Label, b.load.TargetPerS, b.load.DurationS))
+			at, _ := a.load.Record().RateCells()
+			bt, _ := b.load.Record().RateCells()
+			w = append(w, fmt.Sprintf("%s: the loads differ (%s: %s for %gs; %s: %s for %gs): the change is the load's as much as certctl's",
+				name, s[0].info.Label, at, a.load.DurationS, s[1].info.Label, bt, b.load.DurationS))
 		}
 	}
 	differ := func(what string, f func(results.Summary) string) {

@@ -100,7 +100,7 @@ func Text(r Result) string {
 	}
 	tw.Flush()
 	if len(r.Loads) > 0 {
-		b.WriteString("\nloads (target → achieved per second, dropped iterations):\n")
+		b.WriteString("\nloads (target → achieved, dropped iterations):\n")
 		for _, l := range r.Loads {
 			fmt.Fprintf(&b, "  %-22s %s: %s   %s: %s\n", l.Scenario, r.Old.Label, loadText(l.Old), r.New.Label, loadText(l.New))
 		}
@@ -165,7 +165,8 @@ func method(r Result) string {
 }
 
 func loadText(l Load) string {
-	s := fmt.Sprintf("%g → %g", l.TargetPerS, l.AchievedPerS)
+	target, achieved := l.Record().RateCells()
+	s := target + " → " + achieved
 	if l.Dropped > 0 {
 		s += fmt.Sprintf(", %g dropped", l.Dropped)
 	}
