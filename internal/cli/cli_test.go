@@ -224,8 +224,8 @@ func TestReportMarkdown(t *testing.T) {
 		want []string
 	}{
 		{"a finished run", []string{latest, "0"}, []string{
-			"## certctl load test: FAILED (exit 99)\n", "**Exit 99**: thresholds were breached.\n",
-			"(`bin/loadtest run` itself exited 0.)", "```text\ncertctl-loadtest run 20261122-150000-ab12: FAILED (exit 99)\n",
+			"## certctl load test: FAILED (exit 99)\n\n**Exit 99**: thresholds were breached. (`bin/loadtest run` itself exited 0.)\n",
+			"| list_certificates | api | 50/s |", "**Thresholds that broke**", "```text\ncertctl-loadtest run 20261122-150000-ab12: FAILED (exit 99)\n",
 			"<details><summary>Files of run 20261122-150000-ab12 (in the artifact)</summary>", "- `scenarios/list_certificates.json`\n"}},
 		{"no directory", []string{filepath.Join(run, "missing"), "2"}, []string{
 			"## certctl load test: FAILED (exit 2)\n", "`" + filepath.Join(run, "missing") + "` does not exist"}},

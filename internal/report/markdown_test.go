@@ -1,6 +1,7 @@
 package report
 
 import (
+	"certctl-loadtest/internal/defects"
 	"certctl-loadtest/internal/golden"
 	"certctl-loadtest/internal/results"
 	"encoding/json"
@@ -33,6 +34,15 @@ func TestGoldenMarkdown(t *testing.T) {
 	dir := results.RunDir{Path: "<tmp>/20261122-120000-abcd", Exists: true, Name: "20261122-120000-abcd", Files: files}
 	withBackticks := readSummary(t, "run-default.summary.json")
 	withBackticks.Run.Command = "make loadtest FAULT_ROUTE='GET /a```b'"
+	// A breach a registered defect explains, one it does not, a defect of this build the run did not
+	// meet, and the diagnosis's findings: the reviewer's whole page.
+	known := readSummary(t, "run-failed.summary.json")
+	known.Breaches = &defects.Verdict{Build: "v2.1.7",
+		New: []defects.Breach{{Scenario: "list_certificates", Threshold: "dropped_iterations count==0", Measured: "count=540"}},
+		Known: []defects.Known{{Breach: defects.Breach{Scenario: "list_certificates", Threshold: "http_req_duration p(95)<800", Measured: "p(95)=910 ms"}, Defects: []string{"list-full-sort"}},
+			{Breach: defects.Breach{Scenario: "list_certificates", Threshold: "http_req_duration p(99)<2000", Measured: "p(99)=2500 ms"}, Defects: []string{"list-full-sort"}}},
+		NotAppearing: []defects.Absent{{Defect: "acme-finalize", Title: "ACME finalize answers 500", Scenarios: []string{"acme_order_flow"}}}}
+	known.Diagnosis = testDiagnosis()
 	cases := []struct {
 		name     string
 		summary  *results.Summary
@@ -48,6 +58,7 @@ func TestGoldenMarkdown(t *testing.T) {
 		{"cut-short-before-the-summary", nil, results.RunDir{Path: dir.Path, Exists: true, Name: dir.Name, Files: []string{"logs/stack.log"}}, ""},
 		{"empty-directory", nil, results.RunDir{Path: dir.Path, Exists: true, Name: dir.Name}, "3"},
 		{"backticks-in-the-summary", withBackticks, dir, "0"},
+		{"known-defects-and-diagnosis", known, dir, "99"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
