@@ -87,12 +87,12 @@ func CheckKnobNames(environ []string) error {
 			continue
 		}
 		if n := Near(k, names); n != "" {
-			return fmt.Errorf("%s is set but no knob has that name: did you mean %s? (the knobs: docs/configuration.md)", k, n)
+			return fmt.Errorf("%s is set but no knob has that name: did you mean %s? (the knobs: docs/configuration.md; if %s is meant for something else, unset it for the run: env -u %s …)", k, n, k, k)
 		}
 		if head, rest, ok := strings.Cut(k, "_"); ok && rest != "" {
 			for _, p := range prefixes {
 				if head+"_" != p && Distance(head+"_", p) == 1 {
-					return fmt.Errorf("%s is set but no knob has that name: did you mean %s%s? (the knobs: docs/configuration.md)", k, p, rest)
+					return fmt.Errorf("%s is set but no knob has that name: did you mean %s%s? (the knobs: docs/configuration.md; if %s is meant for something else, unset it for the run: env -u %s …)", k, p, rest, k, k)
 				}
 			}
 		}
