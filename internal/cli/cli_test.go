@@ -345,7 +345,7 @@ func TestFirstMinutes(t *testing.T) {
 		{"a command cut short", root, []string{"comp", "a", "b"}, nil, `unknown command "comp" (did you mean compare?)`},
 		{"no suggestion when nothing is near", root, []string{"attack"}, nil, "loadtest: unknown command \"attack\"\nusage:"},
 		{"help for no command", root, []string{"help", "reprot"}, nil, `loadtest: help "reprot": no such command (did you mean report?)`},
-		{"a mistyped knob", root, []string{"check"}, map[string]string{"DURATON": "1m"}, "DURATON is set but no knob has that name: did you mean DURATION? (the knobs: docs/configuration.md)"},
+		{"a mistyped knob", root, []string{"check"}, map[string]string{"DURATON": "1m"}, "DURATON is set but no knob has that name: did you mean DURATION? (the knobs: docs/configuration.md; if DURATON is meant for something else, unset it for the run: env -u DURATON …)"},
 		{"two letters swapped", root, []string{"run"}, map[string]string{"TEIR": "api"}, "TEIR is set but no knob has that name: did you mean TIER?"},
 		{"a family's prefix mistyped", root, []string{"check"}, map[string]string{"RAET_LIST_CERTIFICATES": "5"}, "RAET_LIST_CERTIFICATES is set but no knob has that name: did you mean RATE_LIST_CERTIFICATES?"},
 		{"a scenario of another tier", root, []string{"check"}, map[string]string{"SCENARIOS": "acme_flow"}, `SCENARIOS="acme_flow": acme_flow is in tier acme, and TIER=api,connector does not select it: add TIER=acme`},
