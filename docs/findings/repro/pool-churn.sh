@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # certctl's pool keeps a fifth of its connections idle (docs/certctl-findings.md#pool-churn).
-# Shows: a burst of readiness probes (GET /ready pings the database through certctl's pool, with no
+# Shows: a stream of readiness probes (GET /ready pings the database through certctl's pool, with no
 #   key and no audit row, so every session counted is the pool's), PARALLEL at a time (default 40),
 #   makes PostgreSQL open far more sessions than a pool could need: database/sql closes every connection returned beyond
 #   SetMaxIdleConns (maxOpen / 5: 10 of the default 50), and opens a new one, a backend fork and an
 #   authentication, for the next request. A pool that kept what it opened would open at most its
 #   maximum (50 by default); the script says "reproduces" past twice that.
-# Needs PGURL (pg_stat_database.sessions, PostgreSQL 14 or later). Sends REQUESTS (default 2000)
+# Needs PGURL (pg_stat_database.sessions, PostgreSQL 14 or later). Sends REQUESTS (default 4000)
 # probes. Creates nothing.
 # Audited reads would do as well at a lower rate, but on main-151107c their audit rows queue for the
 # chain lock (docs/certctl-findings.md#audit-chain) and hold the pool at its maximum, where returned
@@ -16,7 +16,7 @@
 repro_init "$@"
 need_pg
 parallel=${PARALLEL:-40}
-requests=${REQUESTS:-2000}
+requests=${REQUESTS:-4000}
 ceiling=100 # twice certctl's default CERTCTL_DATABASE_MAX_CONNS
 
 sessions() {
@@ -44,9 +44,12 @@ pgq "SHOW server_version_num;"
 settled
 before=$REPLY
 
+# One stream, PARALLEL requests in flight over kept-alive connections: the probes reach the pool as fast
+# as certctl answers them. (Waves of fresh connections do not: their TLS handshakes spread the probes
+# out, and the pool rarely holds more than its idle ten at once.)
 note "$requests probes, $parallel at a time"
 start=$SECONDS
-curl -sS --parallel --parallel-max "$parallel" --max-time 30 --cacert "$CA" -o "$REPRO_TMP/page#1" -w '%{http_code}\n' \
+curl -sS --parallel --parallel-max "$parallel" --max-time 60 --cacert "$CA" -o "$REPRO_TMP/page#1" -w '%{http_code}\n' \
 	"$B/ready?n=[1-$requests]" >"$REPRO_TMP/codes" 2>"$REPRO_TMP/curl.err" || true
 took=$((SECONDS - start))
 ok=$(grep -c '^200$' "$REPRO_TMP/codes")
