@@ -463,7 +463,7 @@ func planRows(ctx context.Context, e Env, cfg harness.Config) ([]docs.Row, error
 			// The first `go tool k6` of a clone compiles k6 (minutes with a cold Go cache), silently.
 			first = false
 			stop = heartbeat(e.Stderr, 15*time.Second, func(d time.Duration) string {
-				return fmt.Sprintf("loadtest: k6 inspect is waiting for go tool to compile k6, %s so far (once per clone: it stays in Go's build cache; about 7 minutes on 2 CPUs with a cold cache)", d.Round(time.Second))
+				return fmt.Sprintf("loadtest: k6 inspect is waiting for go tool to compile k6, %s so far (once per clone: it stays in Go's build cache; 75 s on 2 CPUs with a cold build cache, longer when Go must download the modules too)", d.Round(time.Second))
 			})
 		}
 		code, err := e.Exec(ctx, harness.Cmd{Name: "go", Args: append(args, script), Env: docs.CleanEnv(e.Environ), Stdout: &out, Stderr: &errb})
