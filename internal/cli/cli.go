@@ -214,6 +214,11 @@ func runCmd(ctx context.Context, e Env, cmd string) int {
 	p, err := configure(e, cmd)
 	if err != nil {
 		fmt.Fprintf(e.Stderr, "loadtest: %v\n", err)
+		if cmd != "check" && p.cfg.RunID != "" {
+			// As after a run: the last line names the run, so nobody reads an older one's results.
+			meaning, _ := results.ExitMeaning(results.ExitBadInput)
+			fmt.Fprintf(e.Stderr, "loadtest: exit %d (%s): no run directory was created for run %s\n", results.ExitBadInput, meaning, p.cfg.RunID)
+		}
 		return results.ExitBadInput
 	}
 	if cmd == "check" {
