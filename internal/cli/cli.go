@@ -396,31 +396,6 @@ func checkCmd(ctx context.Context, e Env, cfg harness.Config) int {
 	return results.ExitOK
 }
 
-// heartbeat writes line(elapsed) to w every interval until stop is called: a wait that would otherwise
-// be silent for minutes says it goes on.
-func heartbeat(w io.Writer, interval time.Duration, line func(time.Duration) string) (stop func()) {
-	done := make(chan struct{})
-	finished := make(chan struct{})
-	began := time.Now()
-	go func() {
-		defer close(finished)
-		t := time.NewTicker(interval)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-				fmt.Fprintln(w, line(time.Since(began)))
-			}
-		}
-	}()
-	return func() {
-		close(done)
-		<-finished
-	}
-}
-
 // distImage is the server image images/certctl/build.sh packages a certctl build as.
 func distImage(dist string) string {
 	name := strings.ToLower(filepath.Base(dist))
@@ -466,8 +441,10 @@ func planRows(ctx context.Context, e Env, cfg harness.Config) ([]docs.Row, error
 		if first {
 			// The first `go tool k6` of a clone compiles k6 (minutes with a cold Go cache), silently.
 			first = false
-			stop = heartbeat(e.Stderr, 15*time.Second, func(d time.Duration) string {
-				return fmt.Sprintf("loadtest: k6 inspect is waiting for go tool to compile k6, %s so far (once per clone: it stays in Go's build cache; 75 s on 2 CPUs with a cold build cache, longer when Go must download the modules too)", d.Round(time.Second))
+			began := time.Now()
+			stop = harness.Every(ctx, 15*time.Second, func(context.Context) {
+				d := time.Since(began)
+				fmt.Fprintf(e.Stderr, "loadtest: k6 inspect is waiting for go tool to compile k6, %s so far (once per clone: it stays in Go's build cache; 75 s on 2 CPUs with a cold build cache, longer when Go must download the modules too)\n", d.Round(time.Second))
 			})
 		}
 		code, err := e.Exec(ctx, harness.Cmd{Name: "go", Args: append(args, script), Env: docs.CleanEnv(e.Environ), Stdout: &out, Stderr: &errb})

@@ -228,13 +228,7 @@ func overview() string {
 // page is `loadtest help <name>`.
 func (c command) page() string {
 	var b strings.Builder
-	for i, u := range c.usage {
-		lead := "usage: "
-		if i > 0 {
-			lead = "       "
-		}
-		fmt.Fprintf(&b, "%sloadtest %s\n", lead, u)
-	}
+	b.WriteString(c.usageLines())
 	if c.about != "" {
 		fmt.Fprintf(&b, "\n%s\n", wrap(c.about, 100, ""))
 	}
@@ -275,6 +269,11 @@ func shortUsage(name string) string {
 	if !ok {
 		return "usage: loadtest <command> [arguments]; loadtest help lists the commands\n"
 	}
+	return c.usageLines() + fmt.Sprintf("loadtest help %s: its flags, knobs and an example\n", c.name)
+}
+
+// usageLines are the command's synopses, the first after "usage: ", the others beneath it.
+func (c command) usageLines() string {
 	var b strings.Builder
 	for i, u := range c.usage {
 		lead := "usage: "
@@ -283,7 +282,6 @@ func shortUsage(name string) string {
 		}
 		fmt.Fprintf(&b, "%sloadtest %s\n", lead, u)
 	}
-	fmt.Fprintf(&b, "loadtest help %s: its flags, knobs and an example\n", c.name)
 	return b.String()
 }
 

@@ -76,11 +76,11 @@ func (r *Runner) buildOwnImages(ctx context.Context, compose Compose, svcs Servi
 	}
 	// One writer for both streams: exec then writes to it from one goroutine at a time.
 	var out bytes.Buffer
-	last := &lastLine{}
+	last := newLastLine()
 	w := io.MultiWriter(pw, &out, last)
 	began := time.Now()
 	// A build step that compiles for minutes prints nothing meanwhile: say it still goes, and where.
-	stop := every(bctx, stackStartEvery, func(context.Context) {
+	stop := Every(bctx, stackStartEvery, func(context.Context) {
 		r.logf("building %s, %s so far; last step: %s", strings.Join(own, ", "), clock(time.Since(began).Seconds()), last.String())
 	})
 	code, err := compose.Run(bctx, w, w, append([]string{"--profile", "k6", "build"}, own...)...)
@@ -129,7 +129,7 @@ func (r *Runner) buildOwnBinaries(ctx context.Context, pw *prefixWriter, cmds []
 	// The command as one would type it in the repository.
 	fmt.Fprintf(pw, "%s go build %s -o %s/ ./cmd/%s\n", strings.Join(env, " "), strings.Join(ownBuildFlags, " "), OwnBinDir, strings.Join(cmds, " ./cmd/"))
 	began := time.Now()
-	stop := every(ctx, stackStartEvery, func(context.Context) {
+	stop := Every(ctx, stackStartEvery, func(context.Context) {
 		r.logf("compiling %s for the images, %s so far (with a cold Go cache the first build takes minutes; later runs reuse it)", strings.Join(cmds, ", "), clock(time.Since(began).Seconds()))
 	})
 	code, err = r.Exec(ctx, Cmd{Name: "go", Args: args, Env: append(append([]string(nil), r.Env...), env...), Stdout: pw, Stderr: pw})
@@ -176,31 +176,24 @@ func copyFile(src, dst string) error {
 	return out.Close()
 }
 
-// lastLine keeps the last non-empty line written to it, for a heartbeat to quote.
+// lastLine keeps the last non-empty line written to it, for a heartbeat to quote while the build
+// writes on.
 type lastLine struct {
+	lineWriter
 	mu   sync.Mutex
-	buf  []byte
 	line string
 }
 
-func (l *lastLine) Write(b []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.buf = append(l.buf, b...)
-	for {
-		i := bytes.IndexByte(l.buf, '\n')
-		if i < 0 {
-			break
-		}
-		if t := strings.TrimSpace(string(l.buf[:i])); t != "" {
+func newLastLine() *lastLine {
+	l := &lastLine{}
+	l.emit = func(b []byte) {
+		if t := strings.TrimSpace(string(b)); t != "" {
+			l.mu.Lock()
 			l.line = t
+			l.mu.Unlock()
 		}
-		l.buf = l.buf[i+1:]
 	}
-	if len(l.buf) > 4096 {
-		l.buf = l.buf[len(l.buf)-4096:]
-	}
-	return len(b), nil
+	return l
 }
 
 func (l *lastLine) String() string {

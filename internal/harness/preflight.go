@@ -148,7 +148,7 @@ func (r *Runner) packageDist(ctx context.Context, compose *Compose) error {
 	defer cancel()
 	var out bytes.Buffer
 	began := time.Now()
-	stop := every(bctx, stackStartEvery, func(context.Context) {
+	stop := Every(bctx, stackStartEvery, func(context.Context) {
 		r.logf("packaging %s, %s so far", r.Cfg.Dist, clock(time.Since(began).Seconds()))
 	})
 	code, err := r.Exec(bctx, Cmd{Name: filepath.Join(r.Cfg.Root, "images", "certctl", "build.sh"), Args: []string{r.Cfg.Dist},

@@ -236,7 +236,7 @@ func (r *Runner) showProgress(ctx context.Context, st *k6Runs) (stop func()) {
 	if r.Cfg.Spotcheck {
 		planned = 0 // each spot check has its own shape
 	}
-	return every(ctx, interval, func(pctx context.Context) {
+	return Every(ctx, interval, func(pctx context.Context) {
 		st.mu.Lock()
 		now := append([]liveScenario(nil), st.live...)
 		for i := range now {
@@ -275,7 +275,7 @@ const stackStartEvery = 15 * time.Second
 // come: each service's state, in compose's words.
 func (r *Runner) showStart(ctx context.Context, compose Compose, what string) (stop func()) {
 	began := time.Now() // console figures only: the records' times come from r.Now
-	return every(ctx, stackStartEvery, func(pctx context.Context) {
+	return Every(ctx, stackStartEvery, func(pctx context.Context) {
 		states, err := compose.States(pctx)
 		if err != nil || pctx.Err() != nil {
 			return
@@ -303,9 +303,9 @@ func StartLine(what string, elapsed time.Duration, states []ServiceState) string
 	return fmt.Sprintf("%s, %s so far: %s", what, clock(elapsed.Seconds()), strings.Join(parts, ", "))
 }
 
-// every calls fn each interval, on a goroutine of its own, until the returned func is called (which
+// Every calls fn each interval, on a goroutine of its own, until the returned func is called (which
 // waits for a call under way to end).
-func every(ctx context.Context, interval time.Duration, fn func(context.Context)) (stop func()) {
+func Every(ctx context.Context, interval time.Duration, fn func(context.Context)) (stop func()) {
 	pctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {

@@ -65,7 +65,7 @@ func TestParseStatsRefusesGarbage(t *testing.T) {
 // every calls its func on each tick and not after stop returns.
 func TestEveryStops(t *testing.T) {
 	var n atomic.Int32
-	stop := every(context.Background(), time.Millisecond, func(context.Context) { n.Add(1) })
+	stop := Every(context.Background(), time.Millisecond, func(context.Context) { n.Add(1) })
 	time.Sleep(20 * time.Millisecond)
 	stop()
 	after := n.Load()

@@ -221,7 +221,7 @@ func (r *Runner) upTierServices(ctx context.Context, compose Compose, svcs Servi
 	// `up --wait` counts a one-shot service as up while it still runs: a large seed (75,000
 	// certificates take seconds) would still be writing when k6's setup() lists the rows.
 	began := time.Now()
-	stop = every(uctx, stackStartEvery, func(pctx context.Context) {
+	stop = Every(uctx, stackStartEvery, func(pctx context.Context) {
 		r.logf("%s", SeedLine(strings.Join(extra, ", "), time.Since(began), r.seededRows(pctx, compose)))
 	})
 	states := r.waitRequired(uctx, compose, svcs, extra)
