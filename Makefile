@@ -13,7 +13,7 @@ LOADTEST := bin/loadtest
 # templates) rebuild the binary too.
 GO_SOURCES := $(shell find cmd internal -type f -not -path '*/testdata/*' 2>/dev/null) go.mod go.sum
 
-.PHONY: help quickstart seed-external clean-external k8s collect capacity overhead findings compare compare-builds baseline loadtest loadtest-acme loadtest-deploy loadtest-pki loadtest-limiter certctl-images spotcheck loadtest-scale loadtest-scale-bulk loadtest-scale-acme loadtest-scale-agent check report docs images test test-full test-unit test-browser test-k6 test-e2e test-e2e-full test-workflow clean deps
+.PHONY: help quickstart seed-external clean-external k8s collect capacity overhead findings compare compare-builds baseline loadtest loadtest-acme loadtest-deploy loadtest-pki loadtest-limiter certctl-images spotcheck loadtest-scale loadtest-scale-bulk loadtest-scale-acme loadtest-scale-agent check report docs images test test-full test-unit test-browser test-k6 test-e2e test-e2e-full test-workflow test-workflow-full clean deps
 
 # The common knobs `make help` prints: rendered from internal/harness/knobs.go by `make docs` (a test
 # fails when this block is stale), so help needs no build.
@@ -126,7 +126,7 @@ images: ## Build the offline stand-ins of every image (cached; FORCE=1 rebuilds)
 
 test: images lint-workflows test-unit test-browser test-k6 test-e2e test-workflow ## The gate (what .ci/run calls, under 20 minutes): unit, browser, k6, workflow, and the e2e tests of the gate (test/e2e/gate_test.go)
 
-test-full: images lint-workflows test-unit test-browser test-k6 test-e2e-full test-workflow ## Every test: the gate's, and every e2e breach, fault and statistic on live stacks (about an hour on 2 CPUs; before resolving a change to a tier or the run path)
+test-full: images lint-workflows test-unit test-browser test-k6 test-e2e-full test-workflow-full ## Every test: the gate's, and every e2e breach, fault and statistic on live stacks (about an hour on 2 CPUs; before resolving a change to a tier or the run path)
 
 .PHONY: lint-workflows
 lint-workflows: ## Lint the GitHub workflows (actionlint, pinned in go.mod)
@@ -153,8 +153,11 @@ test-e2e-full: $(LOADTEST) ## Every e2e test against the real certctl in CERTCTL
 	go test -count=1 -parallel 3 -timeout 120m -v ./test/e2e/ 2>&1 | tee results/test-full.log
 	grep -E '^( *--- (PASS|FAIL|SKIP): Test|ok )' results/test-full.log > test/e2e/testdata/full-suite.txt
 
-test-workflow: ## Run .github/workflows/loadtest.yml's jobs on this host with act (tools/act), offline, against CERTCTL_DIST
-	go test -count=1 -parallel 2 -timeout 20m ./test/workflow/
+test-workflow: ## The workflows' jobs on this host with act (tools/act), offline, against CERTCTL_DIST: the weekly plan and its jobs, the pull-request gate as certctl would call it
+	go test -count=1 -short -parallel 2 -timeout 20m ./test/workflow/
+
+test-workflow-full: ## test-workflow, and a dispatch of every tier under act (a stack each)
+	go test -count=1 -parallel 2 -timeout 40m ./test/workflow/
 
 clean: ## Remove build output and any stack a killed run left behind (results are kept)
 	rm -rf bin

@@ -36,7 +36,7 @@ SECURITY_MIRROR=${DEBIAN_SECURITY_MIRROR:-http://deb.debian.org/debian-security}
 FORCE=${FORCE:-}
 JOBS=${JOBS:-4}
 LABEL=org.certctl-loadtest
-ALL_IMAGES=(postgres k6 openssl base nginx httpd haproxy)
+ALL_IMAGES=(postgres k6 openssl base nginx httpd haproxy prometheus)
 # Images built around a Go binary: name -> binary built by build_binary.
 declare -A GO_IMAGE=([k6]=k6)
 export DOCKER_BUILDKIT=0 # metadata-only builds on the classic builder (no buildx here)

@@ -7,7 +7,7 @@
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-ALL=(postgres k6 openssl base nginx httpd haproxy)
+ALL=(postgres k6 openssl base nginx httpd haproxy prometheus)
 RUN_ID=certctl-offline-check-$$
 LBL=org.certctl-loadtest.check=$RUN_ID
 TMP=$(mktemp -d)
@@ -263,6 +263,24 @@ EOF
   expect "runs as uid 99 with -W -db" "99 haproxy -W -db -f /usr/local/etc/haproxy/haproxy.cfg" \
     docker exec "$c" sh -c 'echo "$(awk "/^Uid:/ {print \$2}" /proc/1/status) $(tr "\0" " " </proc/1/cmdline)"'
   check "SIGUSR1 stop (soft stop), exit 0" stop_quickly "$c" 15
+}
+
+# ---------------------------------------------------------------------------------------------- prometheus
+# The live view's Prometheus, started with compose.observability.yml's flags: ready, answering its query
+# API, as nobody. (k6's remote write into it is test/e2e's TestObservabilityLive.)
+check_prometheus() {
+  local t c; t=$(tag prometheus); c=$RUN_ID-prometheus
+  expect "Prometheus ${t##*:} inside, as the tag says" "version ${t##*:}." run "$t" --version
+  create --name "$c" "$t" --config.file=/etc/prometheus/prometheus.yml --storage.tsdb.path=/prometheus \
+    --web.enable-remote-write-receiver --enable-feature=native-histograms >/dev/null
+  docker start "$c" >/dev/null
+  if ! wait_for 30 docker exec "$c" wget -q -O /dev/null http://127.0.0.1:9090/-/ready; then
+    fail "prometheus did not become ready: $(docker logs --tail 5 "$c" 2>&1 | tr '\n' ' ')"; return
+  fi
+  ok "ready with the remote-write receiver and native histograms"
+  expect "query API answers" '"status":"success"' docker exec "$c" wget -q -O - 'http://127.0.0.1:9090/api/v1/query?query=up'
+  expect "runs as nobody (65534)" "65534" docker exec "$c" sh -c 'awk "/^Uid:/ {print \$2}" /proc/1/status'
+  check "SIGTERM stop, exit 0" stop_quickly "$c" 15
 }
 
 # ---------------------------------------------------------------------------------------------------- base

@@ -38,9 +38,12 @@ func capacityCmd(ctx context.Context, e Env) int {
 		return fail("SCENARIO=%s: no such scenario (the files of k6/<tier>/, e.g. list_certificates)", name)
 	}
 	tier := filepath.Base(filepath.Dir(scripts[0]))
+	if err := k6Ready(ctx, e); err != nil {
+		return fail("%v", err)
+	}
 	rows, err := docs.Inspect(tier, filepath.Join("k6", tier, name+".js"), func(script string) ([]byte, error) {
 		var out, errb strings.Builder
-		code, err := e.Exec(ctx, harness.Cmd{Name: "go", Args: []string{"tool", "k6", "inspect", script}, Env: docs.CleanEnv(e.Environ), Stdout: &out, Stderr: &errb})
+		code, err := e.Exec(ctx, k6Cmd(e, []string{"inspect", script}, &out, &errb))
 		if err == nil && code != 0 {
 			err = fmt.Errorf("exit %d: %s", code, strings.TrimSpace(errb.String()))
 		}

@@ -428,7 +428,10 @@ func PlanStacks(ctx context.Context, e Env, cmd string) ([]time.Duration, error)
 // planRows is each selected scenario's load as k6 inspect resolves it with the run's knobs.
 func planRows(ctx context.Context, e Env, cfg harness.Config) ([]docs.Row, error) {
 	// What the run gives each k6 (k6 inspect reads no system variable unless told).
-	args := []string{"tool", "k6", "inspect"}
+	if err := k6Ready(ctx, e); err != nil {
+		return nil, err
+	}
+	args := []string{"inspect"}
 	for _, kv := range envList(cfg.Env) {
 		if k, _, _ := strings.Cut(kv, "="); k == "DURATION" || harness.K6Env(k) {
 			args = append(args, "-e", kv)
@@ -438,7 +441,7 @@ func planRows(ctx context.Context, e Env, cfg harness.Config) ([]docs.Row, error
 	inspect := func(script string) ([]byte, error) {
 		var out, errb strings.Builder
 		var stop func()
-		if first {
+		if first && e.Getenv("K6_BIN") == "" {
 			// The first `go tool k6` of a clone compiles k6 (minutes with a cold Go cache), silently.
 			first = false
 			began := time.Now()
@@ -447,7 +450,7 @@ func planRows(ctx context.Context, e Env, cfg harness.Config) ([]docs.Row, error
 				fmt.Fprintf(e.Stderr, "loadtest: k6 inspect is waiting for go tool to compile k6, %s so far (once per clone: it stays in Go's build cache; 75 s on 2 CPUs with a cold build cache, longer when Go must download the modules too)\n", d.Round(time.Second))
 			})
 		}
-		code, err := e.Exec(ctx, harness.Cmd{Name: "go", Args: append(args, script), Env: docs.CleanEnv(e.Environ), Stdout: &out, Stderr: &errb})
+		code, err := e.Exec(ctx, k6Cmd(e, append(slices.Clone(args), script), &out, &errb))
 		if stop != nil {
 			stop()
 		}

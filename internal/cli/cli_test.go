@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -139,6 +140,44 @@ load: 35s from the first k6 start, all scenarios at once; add the stack's start 
 	})
 	if o.code != results.ExitBadInput || !strings.Contains(o.stderr, "k6 inspect k6/api/issuance_acceptance.js: exit 107: SyntaxError: Unexpected token") {
 		t.Errorf("a broken script: exit %d, stderr %q", o.code, o.stderr)
+	}
+}
+
+// K6_BIN is used for the plan's k6 inspect when it is go.mod's k6, and refused with a sentence when it is
+// another (CI's jobs install k6 rather than compile it).
+func TestCheckWithK6Bin(t *testing.T) {
+	mod, err := os.ReadFile(filepath.Join(root, "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pin := regexp.MustCompile(`go\.k6\.io/k6/v\d+ v(\S+)`).FindSubmatch(mod)[1]
+	for _, c := range []struct{ version, want string }{
+		{"k6 v" + string(pin) + " (commit/0123456789, go1.26.8, linux/amd64)", ""},
+		{"k6 v1.4.0 (commit/0123456789, go1.25.1, linux/amd64)", "K6_BIN=/opt/k6/k6 is \"k6 v1.4.0 (commit/0123456789, go1.25.1, linux/amd64)\", but go.mod pins k6 v" + string(pin) + ": install that version (or unset K6_BIN to use go tool k6)"},
+	} {
+		var calls []string
+		o := mainWith(t, []string{"check"}, map[string]string{"TIER": "api", "K6_BIN": "/opt/k6/k6"}, func(_ context.Context, cmd harness.Cmd) (int, error) {
+			calls = append(calls, cmd.Name+" "+strings.Join(cmd.Args, " "))
+			if cmd.Name != "/opt/k6/k6" {
+				t.Errorf("ran %s %v; want K6_BIN", cmd.Name, cmd.Args)
+			}
+			if cmd.Args[0] == "version" {
+				fmt.Fprintln(cmd.Stdout, c.version)
+				return 0, nil
+			}
+			name := strings.TrimSuffix(filepath.Base(cmd.Args[len(cmd.Args)-1]), ".js")
+			fmt.Fprintf(cmd.Stdout, `{"scenarios":{"%s":{"executor":"constant-arrival-rate","rate":50,"timeUnit":"1s","duration":"30s","preAllocatedVUs":50,"maxVUs":300}},"thresholds":{}}`, name)
+			return 0, nil
+		})
+		if c.want == "" {
+			if o.code != 0 || len(calls) != 3 || calls[0] != "/opt/k6/k6 version" || !strings.HasPrefix(calls[1], "/opt/k6/k6 inspect") {
+				t.Errorf("K6_BIN of go.mod's version: exit %d, stderr %q, calls %q; want version once, then inspect per scenario", o.code, o.stderr, calls)
+			}
+			continue
+		}
+		if o.code != results.ExitBadInput || !strings.Contains(o.stderr, c.want) || len(calls) != 1 {
+			t.Errorf("K6_BIN of another version: exit %d, calls %q, stderr %q; want exit 2 saying %q", o.code, calls, o.stderr, c.want)
+		}
 	}
 }
 

@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"certctl-loadtest/internal/docs"
-	"certctl-loadtest/internal/harness"
 	"certctl-loadtest/internal/report"
 	"certctl-loadtest/internal/results"
 )
@@ -78,7 +77,7 @@ func reportMarkdown(e Env, dir, stepCode string) int {
 func docsCmd(ctx context.Context, e Env, args []string) int {
 	inspect := func(script string) ([]byte, error) {
 		var out, errb strings.Builder
-		code, err := e.Exec(ctx, harness.Cmd{Name: "go", Args: []string{"tool", "k6", "inspect", script}, Env: docs.CleanEnv(e.Environ), Stdout: &out, Stderr: &errb})
+		code, err := e.Exec(ctx, k6Cmd(e, []string{"inspect", script}, &out, &errb))
 		if err == nil && code != 0 {
 			err = fmt.Errorf("exit %d: %s", code, errb.String())
 		}

@@ -30,9 +30,11 @@ func CleanEnv(environ []string) []string {
 	return out
 }
 
-// Documents carrying generated blocks. k6/lib/knobs.js and the Makefile carry theirs inside comments.
+// Documents carrying generated blocks. k6/lib/knobs.js, the Makefile and the workflow carry theirs inside
+// comments.
 var Documents = []string{"README.md", "docs/configuration.md", "docs/scale.md", "docs/performance-baselines.md",
-	"docs/methodology.md", "docs/certctl-findings.md", "docs/diagnosis.md", "seed/README.md", "k6/lib/knobs.js", "Makefile"}
+	"docs/methodology.md", "docs/certctl-findings.md", "docs/diagnosis.md", "seed/README.md", "k6/lib/knobs.js", "Makefile",
+	".github/workflows/loadtest.yml"}
 
 // Blocks renders every generated block by name.
 func Blocks(root string, inspect Inspector) (map[string]string, error) {
@@ -68,6 +70,14 @@ func Blocks(root string, inspect Inspector) (map[string]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	tierInput, err := WorkflowTierInput(root)
+	if err != nil {
+		return nil, err
+	}
+	ownStack, err := WorkflowOwnStack(root)
+	if err != nil {
+		return nil, err
+	}
 	ports, err := PortTable(root)
 	if err != nil {
 		return nil, err
@@ -87,7 +97,7 @@ func Blocks(root string, inspect Inspector) (map[string]string, error) {
 		"make-knobs": MakeKnobs(harness.Knobs, pins), "k6-knobs": K6Defaults(harness.Knobs),
 		"exit-codes": ExitCodeTable(results.ExitCodes), "seed-variables": seedVars,
 		"defects-registry": RegistryTable(registry), "instruments": InstrumentTable(overhead.Instruments),
-		"findings": FindingsTable(catalog),
+		"findings": FindingsTable(catalog), "workflow-tier": tierInput, "workflow-own-stack": ownStack,
 	}
 	for _, e := range catalog.Findings {
 		script, err := os.ReadFile(filepath.Join(root, findings.ReproDir, e.ID+".sh"))

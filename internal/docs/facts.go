@@ -299,3 +299,46 @@ func PortTable(root string) (string, error) {
 	}
 	return b.String(), nil
 }
+
+// WorkflowTierInput is the tier input of .github/workflows/loadtest.yml's dispatch: a choice of every tier
+// (the folders of k6/), the two aliases and the spot checks, described by what each runs. The block ends
+// inside the YAML comment that carries the end marker, hence the trailing "# ".
+func WorkflowTierInput(root string) (string, error) {
+	tiers, err := harness.DiscoverTiers(root)
+	if err != nil {
+		return "", err
+	}
+	names := make([]string, 0, len(tiers))
+	var each []string
+	for t := range tiers {
+		names = append(names, t)
+		if harness.OwnStackEach(t) {
+			each = append(each, t)
+		}
+	}
+	sort.Strings(names)
+	sort.Strings(each)
+	options := append(append([]string{"default", "all"}, names...), "spotcheck")
+	desc := fmt.Sprintf("Tiers to run. default: %s (make loadtest); all: every tier but %s, on one stack; %s: one job per scenario, each on its own runner; spotcheck: the operator spot checks (make spotcheck)",
+		strings.Join(harness.DefaultTiers(), " + "), strings.Join(harness.AllExcluded(), ", "), strings.Join(each, ", "))
+	const in = "        "
+	return fmt.Sprintf("%sdescription: %q\n%stype: choice\n%soptions: [%s]\n%s# ", in, desc, in, in, strings.Join(options, ", "), in), nil
+}
+
+// WorkflowOwnStack is the plan script's list of the tiers that get a job per scenario
+// (harness.OwnStackEach), inside the workflow's run block; it ends inside the comment of the end marker.
+func WorkflowOwnStack(root string) (string, error) {
+	tiers, err := harness.DiscoverTiers(root)
+	if err != nil {
+		return "", err
+	}
+	var each []string
+	for t := range tiers {
+		if harness.OwnStackEach(t) {
+			each = append(each, t)
+		}
+	}
+	sort.Strings(each)
+	const in = "          "
+	return fmt.Sprintf("%sown_stack_tiers=%q\n%s# ", in, strings.Join(each, " "), in), nil
+}

@@ -37,6 +37,10 @@ func (c Compose) base() []string {
 	}
 	if c.Cfg.Observability {
 		args = append(args, "-f", filepath.Join(c.Cfg.Root, "compose.observability.yml"), "--profile", "observability")
+		if !c.Cfg.Offline {
+			// The offline kit has no Grafana: offline, the live view is Prometheus alone.
+			args = append(args, "--profile", "grafana")
+		}
 	}
 	// Later env files override earlier ones; the caller's environment overrides both.
 	args = append(args, "--env-file", filepath.Join(c.Cfg.Root, ".env"))

@@ -225,8 +225,13 @@ func TestObservability(t *testing.T) {
 		t.Errorf("remote write settings %v", c.Env)
 	}
 	base := strings.Join(Compose{Cfg: c}.base(), " ")
-	if !strings.Contains(base, "compose.observability.yml --profile observability") {
+	if !strings.Contains(base, "compose.observability.yml --profile observability --profile grafana") {
 		t.Errorf("compose arguments %q", base)
+	}
+	// Offline, Prometheus alone: the kit has no Grafana.
+	c, _ = Load(root, env("OBSERVABILITY=true", "IMAGES=offline"), now)
+	if base := strings.Join(Compose{Cfg: c}.base(), " "); !strings.Contains(base, "--profile observability") || strings.Contains(base, "grafana") {
+		t.Errorf("offline compose arguments %q; want the observability profile without grafana's", base)
 	}
 	c, _ = Load(root, env("OBSERVABILITY=true", "K6_OUT=opentelemetry"), now)
 	if got := strings.Join(c.K6Outputs, " "); got != "--out opentelemetry" {

@@ -113,7 +113,10 @@ func (r *Runner) startStack(ctx context.Context, compose Compose, svcs Services,
 	if problem == "" {
 		problem = r.upTierServices(ctx, compose, svcs, dir, run)
 	}
-	if problem == "" && r.Cfg.Observability {
+	if problem == "" && r.Cfg.Observability && r.Cfg.Offline {
+		r.logf("live view: Prometheus http://127.0.0.1:%s (k6's metrics by remote write, testid %s); no Grafana offline (the kit has none: docs/observability.md); it stops with the stack",
+			envOr(r.Env, "PROMETHEUS_PORT", "9090"), r.Cfg.RunID)
+	} else if problem == "" && r.Cfg.Observability {
 		r.logf("live view: Grafana http://127.0.0.1:%s/d/%s (k6's dashboard, testid %s), Prometheus http://127.0.0.1:%s; both stop with the stack",
 			envOr(r.Env, "GRAFANA_PORT", "3000"), grafanaDashboard, r.Cfg.RunID, envOr(r.Env, "PROMETHEUS_PORT", "9090"))
 	}

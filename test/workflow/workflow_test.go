@@ -122,6 +122,16 @@ func runAct(t *testing.T, event string, payload string, env []string, args ...st
 // runActOn is runAct on another workflow file (relative to the repository).
 func runActOn(t *testing.T, wf, event string, payload string, env []string, args ...string) actRun {
 	t.Helper()
+	return runActIn(t, root, wf, event, payload, env, args...)
+}
+
+// pathPrepend, among a run's env, puts a directory first in the PATH act and its steps see.
+const pathPrepend = "PATH+="
+
+// runActIn is runActOn in another repository, dir (a fixture's): its workflow wf may call this
+// repository's reusable workflows, whose actions are mapped to their stand-ins too.
+func runActIn(t *testing.T, dir, wf, event string, payload string, env []string, args ...string) actRun {
+	t.Helper()
 	needAct(t)
 	tmp := t.TempDir()
 	sink := filepath.Join(tmp, "artifacts")
@@ -150,7 +160,7 @@ func runActOn(t *testing.T, wf, event string, payload string, env []string, args
 			withDist = false
 			continue
 		}
-		if strings.HasPrefix(kv, "ACT_ARTIFACT_SINK=") {
+		if strings.HasPrefix(kv, "ACT_ARTIFACT_SINK=") || strings.HasPrefix(kv, pathPrepend) {
 			continue
 		}
 		lines = append(lines, kv)
@@ -165,12 +175,23 @@ func runActOn(t *testing.T, wf, event string, payload string, env []string, args
 	flags := []string{event, "--workflows", wf, "--eventpath", eventFile,
 		"-P", "ubuntu-24.04=-self-hosted", "--action-cache-path", filepath.Join(tmp, "cache"),
 		"--env-file", envFile, "--var-file", os.DevNull, "--secret-file", os.DevNull, "--input-file", os.DevNull}
-	flags = append(flags, standIns(t, wf)...)
+	called, _ := filepath.Glob(filepath.Join(root, ".github", "workflows", "*.yml"))
+	flags = append(flags, standIns(t, append([]string{filepath.Join(dir, wf)}, called...)...)...)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, act, append(flags, args...)...)
-	cmd.Dir = root
+	cmd.Dir = dir
 	cmd.Env = hostEnv()
+	// act passes its own environment to the steps: a tool of the test's (a stand-in for gh) is found first.
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, pathPrepend); ok {
+			for i, e := range cmd.Env {
+				if p, ok := strings.CutPrefix(e, "PATH="); ok {
+					cmd.Env[i] = "PATH=" + v + string(os.PathListSeparator) + p
+				}
+			}
+		}
+	}
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	start := time.Now()
@@ -250,14 +271,18 @@ func actionFiles(t *testing.T) []string {
 	return files
 }
 
-// standIns maps each action the workflow and the local actions use, at its pinned commit, to the stand-in
-// of the same name.
-func standIns(t *testing.T, wf string) []string {
+// standIns maps each action the workflows (absolute paths) and the local actions use, at its pinned
+// commit, to the stand-in of the same name.
+func standIns(t *testing.T, workflows ...string) []string {
 	t.Helper()
 	var flags []string
 	seen := map[string]bool{}
-	for _, file := range append([]string{wf}, actionFiles(t)...) {
-		b, err := os.ReadFile(filepath.Join(root, file))
+	files := slices.Clone(workflows)
+	for _, f := range actionFiles(t) {
+		files = append(files, filepath.Join(root, f))
+	}
+	for _, file := range files {
+		b, err := os.ReadFile(file)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -278,7 +303,7 @@ func standIns(t *testing.T, wf string) []string {
 		}
 	}
 	if len(flags) == 0 {
-		t.Fatalf("no actions found in %s and the local actions", wf)
+		t.Fatalf("no actions found in %s and the local actions", workflows)
 	}
 	return flags
 }
@@ -509,38 +534,56 @@ func TestScaleJob(t *testing.T) {
 	}
 }
 
-// The weekly schedule with a malformed duration: the plan has a job for every tier but scale and one
-// for each scale scenario (k6/scale/*.js), and every one stops at "Check the inputs" with the
-// harness's sentence, before any image or stack; with no run, there is nothing to upload.
+// Both schedules with a malformed duration: Monday's plan has a job for TIER=all and one for each scale
+// scenario (k6/scale/*.js), Thursday's one for each deploy and PKI scenario, the limiter tier and the spot
+// checks (TestPlan holds the plan itself). Every job stops with the harness's sentence before any image
+// or stack: the tiers' at "Check the inputs", the spot checks' (no plan to check) at their run, which
+// refuses it before it starts; with no run, nothing is uploaded.
 func TestScheduleRefusesBadInputEarly(t *testing.T) {
 	t.Parallel()
-	r := runAct(t, "schedule", `{}`, []string{"DURATION=5x"})
-	if r.code == 0 {
-		t.Fatalf("act exited 0 with DURATION=5x:\n%s", r.output)
+	for _, sched := range []struct {
+		cron string
+		jobs []string
+	}{
+		{"17 5 * * 1", append([]string{"tiers all"}, prefixed("scale ", scenariosOf(t, "scale"))...)},
+		{"17 5 * * 4", append(append(prefixed("deploy ", scenariosOf(t, "deploy")), prefixed("pki ", scenariosOf(t, "pki"))...), "tiers limiter", "spotcheck")},
+	} {
+		t.Run(sched.cron, func(t *testing.T) {
+			t.Parallel()
+			r := runAct(t, "schedule", fmt.Sprintf(`{"schedule": %q}`, sched.cron), []string{"DURATION=5x"})
+			if r.code == 0 {
+				t.Fatalf("act exited 0 with DURATION=5x:\n%s", r.output)
+			}
+			for _, job := range sched.jobs {
+				if job != "spotcheck" {
+					wantOutput(t, r, `\[loadtest/`+job+`[^]]*\]\s+❌  Failure - Main Check the inputs`)
+				}
+				wantOutput(t, r, `\[loadtest/`+job+`[^]]*\]\s+✅  Success - Main Write the job summary`)
+				wantOutput(t, r, `\[loadtest/`+job+`[^]]*\]\s+❌  Failure - Main Verdict`)
+			}
+			if n := strings.Count(r.output, "⭐ Run Main Check the inputs"); n != len(sched.jobs) {
+				t.Errorf("%d jobs checked their inputs; want one for each of %q", n, sched.jobs)
+			}
+			// What the steps print is required once, not once per job: see wantOutput.
+			wantOutput(t, r, `loadtest: DURATION="5x" is not a duration`)
+			wantOutput(t, r, `::error title=loadtest [a-z_]+::bin/loadtest run exited nothing`)
+			if slices.Contains(sched.jobs, "spotcheck") {
+				wantOutput(t, r, `::error title=loadtest [a-z_]+::bin/loadtest spotcheck exited 2`)
+			}
+			if strings.Contains(r.output, "loadtest: results in") {
+				t.Errorf("a run started despite the malformed duration:\n%s", r.output)
+			}
+			noArtifacts(t, r)
+		})
 	}
-	jobs := []string{"tiers all"}
-	scale, _ := filepath.Glob(filepath.Join(root, "k6", "scale", "*.js"))
-	for _, f := range scale {
-		jobs = append(jobs, "scale "+strings.TrimSuffix(filepath.Base(f), ".js"))
+}
+
+func prefixed(p string, xs []string) []string {
+	out := make([]string, len(xs))
+	for i, x := range xs {
+		out[i] = p + x
 	}
-	if len(scale) == 0 {
-		t.Fatal("no scale scenarios under k6/scale/")
-	}
-	for _, job := range jobs {
-		wantOutput(t, r, `\[loadtest/`+job+`[^]]*\]\s+❌  Failure - Main Check the inputs`)
-		wantOutput(t, r, `\[loadtest/`+job+`[^]]*\]\s+✅  Success - Main Write the job summary`)
-		wantOutput(t, r, `\[loadtest/`+job+`[^]]*\]\s+❌  Failure - Main Verdict`)
-	}
-	// What the steps print is required once, not once per job: see wantOutput.
-	wantOutput(t, r, `loadtest: DURATION="5x" is not a duration`)
-	wantOutput(t, r, `::error title=loadtest (all|[a-z_]+)::bin/loadtest run exited nothing`)
-	if strings.Contains(r.output, "loadtest: results in") {
-		t.Errorf("a run started despite the malformed duration:\n%s", r.output)
-	}
-	if strings.Contains(r.output, "⭐ Run Main Upload the results") {
-		t.Errorf("an upload was attempted though no run started:\n%s", r.output)
-	}
-	noArtifacts(t, r)
+	return out
 }
 
 // The local action when the run outlives its timeout (testdata/timeout.yml: 45 s for a 5-minute run):
