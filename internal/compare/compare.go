@@ -165,10 +165,11 @@ type Load struct {
 // Row is one metric of one scenario (or one of its endpoints).
 type Row struct {
 	Scenario string  `json:"scenario"` // with "/endpoint" for an endpoint's own row
-	Metric   string  `json:"metric"`   // p50 | p95 | p99 | error rate
+	Metric   string  `json:"metric"`   // p50 | p95 | p99 | error rate | throughput (closed-model scenarios: successful requests per second)
 	Old      float64 `json:"old"`
 	New      float64 `json:"new"`
-	// Change is new/old for a percentile, new−old (a share) for the error rate; Low and High bound it.
+	// Change is new/old for a percentile and the throughput, new−old (a share) for the error rate; Low and
+	// High bound it.
 	Change  float64  `json:"change"`
 	Low     *float64 `json:"low,omitempty"`
 	High    *float64 `json:"high,omitempty"`
@@ -450,8 +451,57 @@ func compareScenario(name string, a, b *scenarioRuns, o Options, rng *rand.Rand)
 			Change: round(eb.errorRate()-ea.errorRate(), 5), Low: ptr(round(low, 5)), High: ptr(round(high, 5)), Samples: [2]int{ea.n, eb.n}}
 		judgeDiff(&r)
 		rows = append(rows, r)
+		if closedModel(a.load.Executor) && closedModel(b.load.Executor) {
+			rows = append(rows, throughputRow(label, ba, bb, bl, o))
+		}
 	}
 	return rows, block, ""
+}
+
+// closedModel: a fixed number of clients, each sending its next request when the last is answered
+// (constant-vus and the like). Their throughput is the figure, where an arrival-rate scenario's is the
+// rate it was given.
+func closedModel(executor string) bool {
+	return executor != "" && !strings.HasSuffix(executor, "arrival-rate")
+}
+
+// ThroughputMetric is the row of a closed-model scenario's successful requests per second.
+const ThroughputMetric = "throughput"
+
+// throughputRow compares a closed-model scenario's successful requests per second, with the interval of
+// their ratio over the same blocks the percentiles resample; lower is worse. Its own generator, so that
+// the other rows read the same as without it.
+func throughputRow(label string, ba, bb []runBlocks, blockS float64, o Options) Row {
+	rng := newRand(o.Seed ^ 0x7468726f75676870)
+	ta, tb := throughputs(ba, blockS, o.Draws, rng), throughputs(bb, blockS, o.Draws, rng)
+	ratios := make([]float64, o.Draws)
+	for d := range ratios {
+		ratios[d] = tb[d] / ta[d]
+	}
+	low, high := interval(ratios, o.Confidence)
+	ea, eb := meanThroughput(ba, blockS), meanThroughput(bb, blockS)
+	r := Row{Scenario: label, Metric: ThroughputMetric, Old: round(ea, 2), New: round(eb, 2), Change: round(eb/ea, 3),
+		Low: ptr(round(low, 3)), High: ptr(round(high, 3)), Samples: [2]int{okSamples(ba), okSamples(bb)}}
+	r.Verdict = "~"
+	if math.IsNaN(r.Change) || math.IsNaN(low) {
+		r.Verdict = "no samples"
+		return r
+	}
+	factor := r.Change
+	if factor < 1 && factor > 0 {
+		factor = 1 / factor
+	}
+	if factor-1 < o.Noise {
+		return r
+	}
+	switch {
+	case high < 1:
+		// The regression is how much longer the same work takes: 1/change − 1, as a slower percentile's.
+		r.Verdict, r.Fails = "worse", 1/r.Change-1 > o.Tolerance
+	case low > 1:
+		r.Verdict = "better"
+	}
+	return r
 }
 
 func groupRuns(runs []samples, g string) [][]sample {

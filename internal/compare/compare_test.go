@@ -273,3 +273,46 @@ func TestDefectsBySide(t *testing.T) {
 		t.Errorf("text:\n%s", Text(r))
 	}
 }
+
+// A closed-model scenario's throughput is judged as its percentiles are, lower being worse: the same
+// clients answered at a rate a fifth lower fail the comparison (beyond a 10 % tolerance), the same rate
+// does not, and a higher one reads better. An arrival-rate scenario gets no throughput row (its rate
+// is the one it was given), and its other rows read as without this row.
+func TestClosedModelThroughputIsJudged(t *testing.T) {
+	// 50 requests a second for 120 s; the slower side spaces them 25 % further apart (a rate a fifth lower).
+	at := func(spacing float64) []sample {
+		var ss []sample
+		for i := 0; i < 6000; i++ {
+			ss = append(ss, sample{t: float64(i) * spacing / 50, v: 20 + float64(i%13), ok: true})
+		}
+		return ss
+	}
+	o := Options{Tolerance: 0.1}
+	o.defaults()
+	for _, c := range []struct {
+		name         string
+		spacing      float64
+		verdict      string
+		fails        bool
+		wantOld, new float64
+	}{
+		{"a fifth lower", 1.25, "worse", true, 50, 40},
+		{"the same", 1, "~", false, 50, 50},
+		{"a third higher", 0.75, "better", false, 50, 66.67},
+	} {
+		a, b := at(1), at(c.spacing)
+		bl := blockLength([][]sample{a, b})
+		r := throughputRow("issuance_c16", []runBlocks{blocksOf(a, bl)}, []runBlocks{blocksOf(b, bl)}, bl, o)
+		if r.Metric != ThroughputMetric || r.Verdict != c.verdict || r.Fails != c.fails || math.Abs(r.Old-c.wantOld) > 1 || math.Abs(r.New-c.new) > 1.5 {
+			t.Errorf("%s: %+v (interval %v … %v); want %s, fails %v, %g → %g/s", c.name, r, *r.Low, *r.High, c.verdict, c.fails, c.wantOld, c.new)
+		}
+		if got := valueText(r, r.New); !strings.HasSuffix(got, "/s") {
+			t.Errorf("%s: the throughput reads %q; want requests per second", c.name, got)
+		}
+	}
+	for ex, want := range map[string]bool{"constant-vus": true, "per-vu-iterations": true, "constant-arrival-rate": false, "ramping-arrival-rate": false, "": false} {
+		if closedModel(ex) != want {
+			t.Errorf("closedModel(%q) = %v, want %v", ex, !want, want)
+		}
+	}
+}

@@ -50,6 +50,9 @@ func valueText(r Row, v float64) string {
 	if r.Metric == "error rate" {
 		return fmt.Sprintf("%.2f %%", v*100)
 	}
+	if r.Metric == ThroughputMetric {
+		return num(v) + "/s"
+	}
 	return num(v) + " ms"
 }
 

@@ -229,3 +229,41 @@ func binRange(sides ...[]runBlocks) (lo, hi int32) {
 	}
 	return lo, hi
 }
+
+// throughputs resamples the runs' blocks as bootstrap does and returns each draw's successful samples per
+// second.
+func throughputs(runs []runBlocks, blockS float64, draws int, rng *rand.Rand) []float64 {
+	out := make([]float64, draws)
+	for d := range out {
+		var ok, blocks float64
+		for range runs {
+			r := runs[rng.IntN(len(runs))]
+			for range r {
+				b := r[rng.IntN(len(r))]
+				ok += float64(b.n - b.failed)
+				blocks++
+			}
+		}
+		out[d] = ok / (blocks * blockS)
+	}
+	return out
+}
+
+// meanThroughput is the runs' successful samples per second over their blocks.
+func meanThroughput(runs []runBlocks, blockS float64) float64 {
+	var blocks float64
+	for _, r := range runs {
+		blocks += float64(len(r))
+	}
+	return float64(okSamples(runs)) / (blocks * blockS)
+}
+
+func okSamples(runs []runBlocks) int {
+	n := 0
+	for _, r := range runs {
+		for _, b := range r {
+			n += b.n - b.failed
+		}
+	}
+	return n
+}
