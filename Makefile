@@ -105,7 +105,7 @@ findings: $(LOADTEST) ## Run every reproduction of certctl's findings (docs/find
 compare: $(LOADTEST) ## Compare two sets of runs: make compare OLD=results/a[,results/b] NEW=results/c[,...] (TOLERANCE=0.2); exits 1 on a regression
 	@$(LOADTEST) compare $(if $(TOLERANCE),--tolerance $(TOLERANCE)) $(if $(OUT),--out $(OUT)) "$(OLD)" "$(NEW)"
 
-compare-builds: $(LOADTEST) ## Release vs next in one command: OLD and NEW builds (CERTCTL_DIST dirs or images), RUNS=3 alternating runs each (TIER=api,acme DURATION=2m), then compare
+compare-builds: $(LOADTEST) ## Release vs next in one command: OLD and NEW builds (CERTCTL_DIST dirs or images), RUNS=3 alternating runs each (TIER=api,acme DURATION=2m; TIER=pki or deploy too), then compare; KNEE=<scenario> adds each build's capacity search and compares the knees. Prints its wall time first
 	@scripts/compare-builds.sh
 
 baseline: $(LOADTEST) ## Record a run in docs/baselines/<BUILD>/<NAME>.json with its samples, regenerate the docs (RUN=<dir>, else a run now; BUILD=weekly for the trend's)

@@ -83,3 +83,35 @@ func TestAStepWithoutVerdictStopsTheSearchAndKeepsItsSteps(t *testing.T) {
 		t.Errorf("err %v knee %g steps %d verdict %q", err, r.Knee, len(r.Steps), r.Verdict)
 	}
 }
+
+// Two searches of one scenario: the knee moved down only when the new interval lies wholly below the
+// old, up only when wholly above; overlapping intervals, or a search without a verdict, say so.
+func TestCompareKnees(t *testing.T) {
+	res := func(knee, ceiling float64) Result {
+		return Result{Schema: Schema, Scenario: "list_certificates", Unit: "s", Knee: knee, Ceiling: ceiling}
+	}
+	for _, c := range []struct {
+		name     string
+		old, new Result
+		verdict  string
+		text     string
+	}{
+		{"down", res(80, 90), res(40, 45), "lower", "list_certificates knee: v2.1.7 [80, 90)/s, main [40, 45)/s: the knee moved down: main breaches at a load v2.1.7 carried"},
+		{"up", res(40, 45), res(80, 90), "higher", "the knee moved up"},
+		{"overlapping", res(40, 50), res(45, 55), "~", "the knees' intervals overlap"},
+		{"touching is lower", res(80, 90), res(70, 80), "lower", "[70, 80)/s"},
+		{"old held to the maximum", res(160, 0), res(80, 90), "lower", "v2.1.7 above 160/s"},
+		{"new held to the maximum", res(80, 90), res(160, 0), "higher", "main above 160/s"},
+		{"no verdict", res(0, 0), res(80, 90), "no knee", "no comparison"},
+	} {
+		got, err := CompareKnees("v2.1.7", "a", c.old, "main", "b", c.new)
+		if err != nil || got.Verdict != c.verdict || !strings.Contains(got.Text, c.text) {
+			t.Errorf("%s: %v %q (%v); want %s saying %q", c.name, got.Verdict, got.Text, err, c.verdict, c.text)
+		}
+	}
+	other := res(1, 2)
+	other.Scenario = "issuance_acceptance"
+	if _, err := CompareKnees("a", "a", res(1, 2), "b", "b", other); err == nil {
+		t.Error("two scenarios' searches were compared")
+	}
+}

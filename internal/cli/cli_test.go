@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"certctl-loadtest/internal/capacity"
 	"certctl-loadtest/internal/harness"
 	"certctl-loadtest/internal/results"
 )
@@ -470,5 +472,32 @@ func TestScaleTierOneAfterAnother(t *testing.T) {
 	o = mainWith(t, []string{"run"}, map[string]string{"TIER": "scale", "RESULTS_DIR": dir, "RUN_ID": "seq2"}, nil)
 	if o.code != results.ExitBadInput || !strings.Contains(o.stderr, "seq2-agent-storm already exists") || len(o.calls) > 0 {
 		t.Errorf("exit %d, %d commands, stderr:\n%s", o.code, len(o.calls), o.stderr)
+	}
+}
+
+// compare given two capacity searches (make capacity's directories) compares their knees: a knee wholly
+// lower fails (1), written beside with --out; overlapping ones pass.
+func TestCompareKnees(t *testing.T) {
+	search := func(knee, ceiling float64) string {
+		dir := t.TempDir()
+		b, _ := json.Marshal(capacity.Result{Schema: capacity.Schema, Scenario: "list_certificates", Unit: "s", Knee: knee, Ceiling: ceiling})
+		if err := os.WriteFile(filepath.Join(dir, "capacity.json"), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	out := t.TempDir()
+	o := mainIn(t, root, []string{"compare", "v2.1.7=" + search(80, 90), "main=" + search(40, 45), "--out", out}, nil, nil)
+	if want := "list_certificates knee: v2.1.7 [80, 90)/s, main [40, 45)/s: the knee moved down: main breaches at a load v2.1.7 carried\n"; o.code != ExitRegressed || o.stdout != want {
+		t.Errorf("exit %d, stdout %q, stderr %q; want 1 and %q", o.code, o.stdout, o.stderr, want)
+	}
+	for _, f := range []string{"knees.json", "knees.txt", "knees.md"} {
+		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+			t.Errorf("--out: %v", err)
+		}
+	}
+	o = mainIn(t, root, []string{"compare", "--format", "markdown", search(40, 50), search(45, 55)}, nil, nil)
+	if o.code != 0 || !strings.Contains(o.stdout, "### Knee of list_certificates") || !strings.Contains(o.stdout, "overlap") {
+		t.Errorf("overlapping knees: exit %d, stdout %q", o.code, o.stdout)
 	}
 }

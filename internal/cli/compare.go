@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -8,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"certctl-loadtest/internal/capacity"
 	"certctl-loadtest/internal/compare"
 	"certctl-loadtest/internal/results"
 )
@@ -46,6 +48,9 @@ func compareCmd(e Env, args []string) int {
 	if render == nil {
 		fmt.Fprintf(e.Stderr, "loadtest: compare --format %q: use text, markdown or json\n", *format)
 		return results.ExitBadInput
+	}
+	if code, ok := compareKnees(e, pos, *format, *tolerance, *out); ok {
+		return code
 	}
 	var sides [2]compare.Side
 	for i := range sides {
@@ -122,4 +127,61 @@ func writeComparison(dir string, r compare.Result) error {
 		}
 	}
 	return nil
+}
+
+// compareKnees compares two capacity searches (make capacity: a directory with capacity.json each side,
+// [label=]dir) by their knees; ok is false when the sides are not both searches. It fails (exit 1) when
+// the knee moved down by more than the tolerance.
+func compareKnees(e Env, pos []string, format string, tolerance float64, out string) (int, bool) {
+	var labels, dirs [2]string
+	var res [2]capacity.Result
+	for i, arg := range pos {
+		if l, rest, ok := strings.Cut(arg, "="); ok && !strings.Contains(l, "/") {
+			labels[i], arg = l, rest
+		}
+		if _, err := os.Stat(filepath.Join(arg, "capacity.json")); err != nil {
+			return 0, false
+		}
+		r, err := capacity.ReadResult(arg)
+		if err != nil {
+			fmt.Fprintf(e.Stderr, "loadtest: compare: %v\n", err)
+			return results.ExitBadInput, true
+		}
+		if labels[i] == "" {
+			labels[i] = filepath.Base(filepath.Clean(arg))
+		}
+		dirs[i], res[i] = arg, r
+	}
+	c, err := capacity.CompareKnees(labels[0], dirs[0], res[0], labels[1], dirs[1], res[1])
+	if err != nil {
+		fmt.Fprintf(e.Stderr, "loadtest: compare: %v\n", err)
+		return results.ExitBadInput, true
+	}
+	b, _ := json.MarshalIndent(c, "", "  ")
+	text := c.Text + "\n"
+	if out != "" {
+		if err := os.MkdirAll(out, 0o755); err == nil {
+			for name, body := range map[string]string{"knees.json": string(b) + "\n", "knees.txt": text, "knees.md": capacity.KneeMarkdown(c)} {
+				if err = os.WriteFile(filepath.Join(out, name), []byte(body), 0o644); err != nil {
+					break
+				}
+			}
+		}
+		if err != nil {
+			fmt.Fprintf(e.Stderr, "loadtest: compare: %v\n", err)
+			return results.ExitEnvironment, true
+		}
+	}
+	switch format {
+	case "markdown":
+		fmt.Fprint(e.Stdout, capacity.KneeMarkdown(c))
+	case "json":
+		fmt.Fprintln(e.Stdout, string(b))
+	default:
+		fmt.Fprint(e.Stdout, text)
+	}
+	if c.Verdict == "lower" && (c.Change == 0 || 1/c.Change-1 > tolerance) {
+		return ExitRegressed, true
+	}
+	return results.ExitOK, true
 }
