@@ -74,6 +74,8 @@ func TestBadInput(t *testing.T) {
 		{"malformed duration", []string{"run"}, map[string]string{"DURATION": "5x"}, `DURATION="5x" is not a duration`},
 		{"malformed duration, spot checks", []string{"spotcheck"}, map[string]string{"DURATION": "1m30"}, `DURATION="1m30" is not a duration`},
 		{"malformed rate", []string{"check"}, map[string]string{"RATE_LIST_CERTIFICATES": "fast"}, `RATE_LIST_CERTIFICATES="fast" must be a positive whole number`},
+		{"malformed growth sizes", []string{"growth"}, map[string]string{"GROWTH_SIZES": "1k,10k"}, `growth: GROWTH_SIZES="1k,10k": certificates per size, whole numbers ≥ 1, comma-separated`},
+		{"malformed inventory", []string{"check"}, map[string]string{"SEED_INVENTORY": "lots"}, `SEED_INVENTORY="lots" must be a whole number of rows`},
 		{"report of two directories", []string{"report", "a", "b"}, nil, "report: takes one run directory (got 2 arguments: a b)\nusage: loadtest report [--write] [run-dir]"},
 		{"report in an unknown format", []string{"report", "--format", "html", "results/latest"}, nil, `report: --format "html": use text or markdown`},
 		{"report of no run", []string{"report", t.TempDir()}, nil, "is not a run directory"},

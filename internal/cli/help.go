@@ -75,6 +75,15 @@ var commands = []command{
 		example: "TIER=api SCENARIO=list_certificates CAPACITY_STEP=1m loadtest capacity",
 	},
 	{
+		name: "growth", usage: []string{"growth"},
+		summary: "run the same mix at several inventory sizes and fit how each operation's latency grows",
+		about: "Each size of GROWTH_SIZES is an ordinary run on a fresh stack seeded with SEED_INVENTORY certificates' year of history " +
+			"(seed/inventory/); the mix is TIER and SCENARIOS, else list, issuance and ACME renewal-info at low rates, for DURATION (1m unless set). " +
+			"Results in results/<RUN_ID>/ (growth.json, .txt, .svg and each size's run); docs/growth.md.",
+		knobs:   []string{"GROWTH_SIZES", "TIER", "SCENARIOS", "DURATION", "CERTCTL_DIST"},
+		example: "GROWTH_SIZES=1000,10000,100000 loadtest growth",
+	},
+	{
 		name: "spotcheck", usage: []string{"spotcheck"},
 		summary: "run the operator spot checks (k6/spotcheck/*.js) one after another",
 		about:   "Like run, but the spot checks of docs/performance-baselines.md instead of the tiers.",

@@ -356,13 +356,17 @@ func (c *Config) loadLoadShape(get getter) error {
 			}
 		}
 	}
-	for _, k := range []string{"SEED_BULK_CERTS", "SEED_AGENTS"} {
+	for _, k := range []string{"SEED_BULK_CERTS", "SEED_AGENTS", "SEED_INVENTORY"} {
 		if v := get(k, ""); v != "" {
 			if n, err := strconv.Atoi(v); err != nil || n < 0 {
 				return fmt.Errorf("%s=%q must be a whole number of rows", k, v)
 			}
 			c.Env[k] = v
 		}
+	}
+	// A year of a fleet's history under the load, whatever the tiers (make loadtest-growth sets it per size).
+	if n, _ := strconv.Atoi(c.Env["SEED_INVENTORY"]); n > 0 {
+		c.Profiles = append(c.Profiles, InventoryProfile)
 	}
 	if v := get("SEED_DIR", ""); v != "" {
 		if !filepath.IsAbs(v) {

@@ -32,3 +32,6 @@ func OwnStackEach(tier string) bool { return sequentialTiers[tier] }
 func BulkPool(env map[string]string, duration time.Duration) string {
 	return bulkPool(Config{Env: env}, duration)
 }
+
+// InventoryProfile is the compose profile of the inventory seeder (seed/inventory/, SEED_INVENTORY).
+const InventoryProfile = "inventory"

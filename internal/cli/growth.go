@@ -1,0 +1,137 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"certctl-loadtest/internal/growth"
+	"certctl-loadtest/internal/harness"
+	"certctl-loadtest/internal/results"
+)
+
+// growthMix is the fixed mix each size runs unless TIER and SCENARIOS say otherwise, at rates low enough
+// that the inventory, not the load, decides the figures: listing, issuance and ACME renewal-info.
+var growthMix = struct {
+	tier, scenarios string
+	rates           map[string]string
+}{"api,acme", "list_certificates,issuance_acceptance,acme_flow",
+	map[string]string{"RATE_LIST_CERTIFICATES": "10", "RATE_ISSUANCE_ACCEPTANCE": "5", "RATE_ACME_FLOW": "10"}}
+
+// growthCmd runs the same mix at each inventory size of GROWTH_SIZES, each an ordinary run on a fresh
+// stack seeded with SEED_INVENTORY certificates' year, into results/<RUN_ID>/<RUN_ID>-<size>/, then fits
+// each operation's growth: growth.json, growth.txt, growth.svg.
+func growthCmd(ctx context.Context, e Env) int {
+	fail := func(format string, a ...any) int {
+		fmt.Fprintf(e.Stderr, "loadtest: growth: "+format+"\n", a...)
+		return results.ExitBadInput
+	}
+	spec := e.Getenv("GROWTH_SIZES")
+	if spec == "" {
+		spec = harness.KnobDefault("GROWTH_SIZES")
+	}
+	var sizes []float64
+	for _, f := range strings.Split(spec, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			return fail("GROWTH_SIZES=%q: certificates per size, whole numbers ≥ 1, comma-separated (e.g. 1000,10000,100000)", spec)
+		}
+		sizes = append(sizes, float64(n))
+	}
+	sort.Float64s(sizes)
+	if len(sizes) < 3 {
+		fmt.Fprintf(e.Stderr, "loadtest: growth: GROWTH_SIZES=%s: fewer than three sizes give figures but no fitted growth\n", spec)
+	}
+	base := e.Getenv("RUN_ID")
+	if base == "" {
+		base = "growth-" + e.Now().UTC().Format("0102-1504")
+	}
+	resultsDir := e.Getenv("RESULTS_DIR")
+	if resultsDir == "" {
+		resultsDir = filepath.Join(e.Root, harness.KnobDefault("RESULTS_DIR"))
+	}
+	dir := filepath.Join(resultsDir, base)
+	if _, err := os.Lstat(dir); err == nil {
+		return fail("%s already exists: results are never overwritten; pick another RUN_ID", dir)
+	}
+	over := map[string]string{"RESULTS_DIR": dir}
+	environ := []string{"RESULTS_DIR", "SEED_INVENTORY"}
+	if e.Getenv("TIER") == "" && e.Getenv("SCENARIOS") == "" {
+		over["TIER"], over["SCENARIOS"] = growthMix.tier, growthMix.scenarios
+		environ = append(environ, "TIER", "SCENARIOS")
+		for k, v := range growthMix.rates {
+			if e.Getenv(k) == "" {
+				over[k] = v
+				environ = append(environ, k)
+			}
+		}
+	}
+	if e.Getenv("DURATION") == "" {
+		over["DURATION"] = "1m"
+		environ = append(environ, "DURATION")
+	}
+	configure := func(size float64) (harness.Config, Env, error) {
+		o := map[string]string{"SEED_INVENTORY": strconv.Itoa(int(size)), "RUN_ID": base + "-" + strings.ToLower(growth.SizeText(size))}
+		for k, v := range over {
+			o[k] = v
+		}
+		return overridden(e, o, append(environ, "RUN_ID")...)
+	}
+	// Every size's configuration, before any load: a bad knob fails here.
+	var first harness.Config
+	for i, s := range sizes {
+		c, _, err := configure(s)
+		if err != nil {
+			return fail("%v", err)
+		}
+		if i == 0 {
+			first = c
+		}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		fmt.Fprintf(e.Stderr, "loadtest: growth: %v\n", err)
+		return results.ExitEnvironment
+	}
+	var names []string
+	for _, sc := range first.Scenarios {
+		names = append(names, sc.Name)
+	}
+	res := growth.Result{Schema: growth.Schema, Sizes: sizes, Scenarios: names}
+	save := func() {
+		res.Fit()
+		if err := growth.Write(dir, res); err != nil {
+			fmt.Fprintf(e.Stderr, "loadtest: growth: writing %s: %v\n", dir, err)
+		}
+	}
+	fmt.Fprintf(e.Stderr, "loadtest: growth: %s for %s at each of %s certificates, a fresh stack and seed each; results in %s\n",
+		strings.Join(names, ", "), first.Duration, spec, dir)
+	code := results.ExitOK
+	for _, size := range sizes {
+		c, env, _ := configure(size)
+		fmt.Fprintf(e.Stderr, "loadtest: growth: %s certificates (%s)\n", growth.SizeText(size), c.RunID)
+		start := e.Now()
+		env.Stdout = io.Discard
+		rc := runOne(ctx, env, "run", c)
+		st := growth.Step{Size: size, RunID: c.RunID, ExitCode: rc, TookS: e.Now().Sub(start).Seconds()}
+		st.RunDir, _ = filepath.Rel(dir, c.RunDir())
+		sum, err := results.Load(c.RunDir())
+		if err != nil {
+			st.Problem = err.Error()
+			res.Add(st, nil)
+			code = results.ExitNoResults
+		} else {
+			res.Add(st, &sum)
+		}
+		save()
+		if ctx.Err() != nil {
+			return results.ExitInterrupted
+		}
+	}
+	fmt.Fprint(e.Stdout, growth.Text(res))
+	return code
+}

@@ -1,0 +1,68 @@
+package growth
+
+import (
+	"math"
+	"strings"
+	"testing"
+)
+
+// Each class is read from points that grow as it says, with a few percent of noise: flat, by a constant
+// amount per tenfold (log), as a root (sublinear), in proportion (linear) and as the square (worse).
+func TestFitClasses(t *testing.T) {
+	sizes := []float64{1e3, 1e4, 1e5, 1e6}
+	noise := []float64{1.03, 0.98, 1.02, 0.97}
+	for _, c := range []struct {
+		name string
+		f    func(n float64) float64
+		want string
+	}{
+		{"flat", func(n float64) float64 { return 12 }, Constant},
+		{"log", func(n float64) float64 { return 10 + 8*math.Log10(n) }, Logarithmic},
+		{"root", func(n float64) float64 { return 0.5 * math.Sqrt(n) }, Sublinear},
+		{"linear", func(n float64) float64 { return 2 + n/1000 }, Linear},
+		{"square", func(n float64) float64 { return n * n / 1e9 }, Worse},
+	} {
+		var ps []Point
+		for i, n := range sizes {
+			ps = append(ps, Point{Size: n, P50: c.f(n) * noise[i]})
+		}
+		f, err := FitPoints(ps, func(p Point) float64 { return p.P50 })
+		if err != nil || f.Class != c.want {
+			t.Errorf("%s: %+v, %v; want %s", c.name, f, err, c.want)
+		}
+	}
+}
+
+// Fewer than three sizes with a figure is no growth: said, not guessed.
+func TestFitNeedsThreeSizes(t *testing.T) {
+	_, err := FitPoints([]Point{{Size: 1e3, P50: 1}, {Size: 1e4, P50: 2}, {Size: 1e5}}, func(p Point) float64 { return p.P50 })
+	if err == nil {
+		t.Error("two sizes were fitted")
+	}
+}
+
+// A growth's record from its runs: each scenario's p50/p95 per size, the fit read from them, the runs
+// listed; a size that left no summary is listed with its problem and adds no point.
+func TestResultText(t *testing.T) {
+	r := Result{Schema: Schema, Sizes: []float64{1e3, 1e4, 1e5, 1e6}, Scenarios: []string{"list_certificates"}}
+	for i, n := range r.Sizes {
+		st := Step{Size: n, RunID: "g-" + SizeText(n), RunDir: "g-" + SizeText(n), TookS: 90}
+		if i == 3 {
+			st.Problem, st.ExitCode = "no summary.json", 3
+			r.Add(st, nil)
+			continue
+		}
+		r.Add(st, nil)
+		r.op("list_certificates").Points = append(r.op("list_certificates").Points, Point{Size: n, P50: 2 + n/1000, P95: 4 + 2*n/1000})
+	}
+	r.Fit()
+	txt := Text(r)
+	for _, want := range []string{"list_certificates  3 / 6", "102 / 204", "sublinear (×5.83 a tenfold, b 0.77)", "1M: g-1M (exit 3: no summary.json)"} {
+		if !strings.Contains(txt, want) {
+			t.Errorf("growth.txt lacks %q:\n%s", want, txt)
+		}
+	}
+	if svg := SVG(r); !strings.HasPrefix(svg, "<svg") || !strings.Contains(svg, ">100k<") {
+		t.Errorf("growth.svg: %.200s", svg)
+	}
+}

@@ -1,0 +1,182 @@
+package growth
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"certctl-loadtest/internal/chart"
+	"certctl-loadtest/internal/results"
+)
+
+const Schema = "certctl-loadtest/growth@1"
+
+// Step is one size's run.
+type Step struct {
+	Size     float64 `json:"size"`
+	RunID    string  `json:"run_id"`
+	RunDir   string  `json:"run_dir"`
+	ExitCode int     `json:"exit_code"`
+	TookS    float64 `json:"took_s"`
+	Problem  string  `json:"problem,omitempty"` // a run that left no summary
+}
+
+// Op is one operation of the mix (a scenario) across the sizes.
+type Op struct {
+	Name   string  `json:"name"`
+	Points []Point `json:"points"`
+	P50    *Fit    `json:"p50_fit,omitempty"`
+	P95    *Fit    `json:"p95_fit,omitempty"`
+	// NoFit says why a figure has no fit (fewer than three sizes).
+	NoFit string `json:"no_fit,omitempty"`
+}
+
+// Result is growth.json.
+type Result struct {
+	Schema    string    `json:"schema"`
+	Sizes     []float64 `json:"sizes"`
+	Scenarios []string  `json:"scenarios"`
+	Steps     []Step    `json:"steps"`
+	Ops       []Op      `json:"ops"`
+}
+
+// Add records one size's run and its scenarios' figures.
+func (r *Result) Add(st Step, sum *results.Summary) {
+	r.Steps = append(r.Steps, st)
+	if sum == nil {
+		return
+	}
+	for _, sc := range sum.Scenarios {
+		if sc.Record == nil {
+			continue
+		}
+		rec := sc.Record
+		n := 0
+		if rec.LatencySamples != nil {
+			n = int(*rec.LatencySamples)
+		}
+		r.op(sc.Name).Points = append(r.op(sc.Name).Points, Point{Size: st.Size, P50: rec.LatencyMS.P50, P95: rec.LatencyMS.P95, N: n})
+	}
+}
+
+func (r *Result) op(name string) *Op {
+	for i := range r.Ops {
+		if r.Ops[i].Name == name {
+			return &r.Ops[i]
+		}
+	}
+	r.Ops = append(r.Ops, Op{Name: name})
+	return &r.Ops[len(r.Ops)-1]
+}
+
+// Fit fits every operation's p50 and p95 against the size.
+func (r *Result) Fit() {
+	sort.Slice(r.Ops, func(i, j int) bool { return r.Ops[i].Name < r.Ops[j].Name })
+	for i := range r.Ops {
+		op := &r.Ops[i]
+		sort.Slice(op.Points, func(a, b int) bool { return op.Points[a].Size < op.Points[b].Size })
+		op.P50, op.P95, op.NoFit = nil, nil, ""
+		if f, err := FitPoints(op.Points, func(p Point) float64 { return p.P50 }); err == nil {
+			op.P50 = &f
+		} else {
+			op.NoFit = err.Error()
+		}
+		if f, err := FitPoints(op.Points, func(p Point) float64 { return p.P95 }); err == nil {
+			op.P95 = &f
+		}
+	}
+}
+
+// SizeText is a size as the tables say it: 1k, 100k, 1M.
+func SizeText(n float64) string {
+	switch {
+	case n >= 1e6 && math.Mod(n, 1e6) == 0:
+		return fmt.Sprintf("%gM", n/1e6)
+	case n >= 1e3 && math.Mod(n, 1e3) == 0:
+		return fmt.Sprintf("%gk", n/1e3)
+	}
+	return fmt.Sprintf("%g", n)
+}
+
+func fitText(f *Fit) string {
+	if f == nil {
+		return "—"
+	}
+	return fmt.Sprintf("%s (×%g a tenfold, b %.2f)", f.Class, f.PerDecade, f.Exponent)
+}
+
+// Text is growth.txt: per operation, p50/p95 at each size and the growth read from them.
+func Text(r Result) string {
+	var b strings.Builder
+	var sizes []string
+	for _, s := range r.Sizes {
+		sizes = append(sizes, SizeText(s))
+	}
+	fmt.Fprintf(&b, "growth: %s at %s certificates (a year of a 47-day fleet each: seed/inventory)\n\n", strings.Join(r.Scenarios, ", "), strings.Join(sizes, ", "))
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	head := "operation"
+	for _, s := range sizes {
+		head += "\t" + s + " p50/p95 ms"
+	}
+	fmt.Fprintln(tw, head+"\tp50 grows\tp95 grows")
+	for _, op := range r.Ops {
+		line := op.Name
+		at := map[float64]Point{}
+		for _, p := range op.Points {
+			at[p.Size] = p
+		}
+		for _, s := range r.Sizes {
+			if p, ok := at[s]; ok {
+				line += fmt.Sprintf("\t%s / %s", chart.Num(p.P50), chart.Num(p.P95))
+			} else {
+				line += "\t—"
+			}
+		}
+		fmt.Fprintln(tw, line+"\t"+fitText(op.P50)+"\t"+fitText(op.P95))
+	}
+	tw.Flush()
+	b.WriteString("\nruns:\n")
+	for _, st := range r.Steps {
+		what := fmt.Sprintf("exit %d", st.ExitCode)
+		if st.Problem != "" {
+			what += ": " + st.Problem
+		}
+		fmt.Fprintf(&b, "  %s: %s (%s), %.0f s\n", SizeText(st.Size), st.RunDir, what, st.TookS)
+	}
+	return b.String()
+}
+
+// SVG is growth.svg: each operation's p95 against the inventory, both on log scales.
+func SVG(r Result) string {
+	c := chart.Chart{Title: "p95 against the inventory", XLabel: "certificates (log)", YLabel: "p95 ms (log)", LogY: true, Width: 720, Height: 360}
+	for _, s := range r.Sizes {
+		c.XTicks = append(c.XTicks, chart.Tick{X: math.Log10(s), Label: SizeText(s)})
+	}
+	for _, op := range r.Ops {
+		se := chart.Series{Name: op.Name}
+		for _, p := range op.Points {
+			se.Points = append(se.Points, chart.Point{X: math.Log10(p.Size), Y: p.P95})
+		}
+		c.Series = append(c.Series, se)
+	}
+	return chart.SVG(c)
+}
+
+// Write saves growth.json, growth.txt and growth.svg in dir.
+func Write(dir string, r Result) error {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	for name, body := range map[string]string{"growth.json": string(b) + "\n", "growth.txt": Text(r), "growth.svg": SVG(r)} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
