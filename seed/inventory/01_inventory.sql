@@ -51,19 +51,22 @@
 -- Both builds: audit_events is written only through the columns both have (migrations 000001, 000032).
 -- On main (151107c) a BEFORE INSERT trigger (migration 000047) chains every row to the single row of
 -- audit_chain_head, and audit_events_verify_chain() walks the chain by (timestamp, id). So on main:
---   * the rows go in through the trigger, in (timestamp, id) order, after everything they could follow:
---     the file stops, inserting nothing at all, if audit_events already holds a row dated at or after the
---     first row it would add (certctl has run, or a smaller fleet was seeded: seed each size into a fresh
---     database, or pass -v growth_audit=none);
+--   * the rows go in through the trigger, so every prev_hash/row_hash is certctl's own, and in
+--     (timestamp, id) order, so the chain verifies, as long as nothing in audit_events is dated after the
+--     history's start. certctl writes a row as it starts (auth.demo_residual_grants_detected: migration
+--     000029 grants actor-demo-anon, cmd/server/preflight_demo_residual.go:104) and one per API call, so
+--     that holds only when this runs after certctl-migrate and before certctl first starts. Otherwise no
+--     order can make the chain verify (a row certctl chained cannot be rewritten): the file says so in one
+--     WARNING and goes on, and the verifier will stop at the first seeded row and report a break;
 --   * in batches of 20 rotations (about 220 rows), each committed on its own, after the transaction
 --     that writes everything else: within one transaction every insert rewrites the head row again and
 --     each lookup of it walks all the versions that transaction made, so a single transaction grows as
 --     the square of its rows. A run stopped between batches is resumed by running the file again;
 --   * never ON CONFLICT DO NOTHING: the trigger fires, and advances the head, before the conflict check,
 --     so a skipped row would leave the chain pointing at a row that does not exist. Rows already there
---     are left out beforehand instead (and on main nothing after the first missing rotation can exist).
--- The trigger takes the head row FOR UPDATE until each batch commits, so certctl must not be running:
--- as with the other seeds, apply this after certctl-migrate and before certctl starts.
+--     are filtered out by the SELECT instead.
+-- The trigger holds the head row until each batch commits: a running certctl's audited requests wait
+-- for a batch (milliseconds) and slip their rows between batches.
 --
 -- Cost, estimated from this project's measurements (README.md "Measured timings", the verifier's 4-5 µs
 -- a row in docs/certctl-findings.md#audit-chain-order), not measured for this file: the transaction
@@ -76,17 +79,19 @@
 --        -v team_id=… -v owner_id=… … -f seed/03_growth_inventory.sql
 -- Not with --single-transaction: on main the audit batches commit themselves. Set-based INSERT … SELECT
 -- from generate_series, no per-row loops; ON CONFLICT DO NOTHING (except as said for audit_events)
--- makes a rerun add nothing; raising growth_certs later adds the missing certificates (on main only with
--- growth_audit=none, see above). Without the base rows it stops with a foreign-key error and inserts nothing.
+-- makes a rerun add nothing; raising growth_certs later adds the missing certificates (with
+-- a WARNING on main, see above). Without the base rows it stops with a foreign-key error and inserts nothing.
 \set ON_ERROR_STOP on
 
--- No registry knob yet (internal/harness/knobs.go); until there is one, the default lives only here. An
--- empty value (an unset variable passed through as -v growth_certs="") means the default too.
+-- inventory_certs is what docker-compose.yml's inventory-seed passes (SEED_INVENTORY). The default lives only
+-- here (SEED_INVENTORY has none in the registry). An empty value (an unset variable passed through as
+-- -v growth_certs="") means the default too.
 \if :{?growth_certs} \else \set growth_certs '' \endif
-SELECT coalesce(nullif(btrim(:'growth_certs'), ''), '10000') AS growth_certs \gset
+\if :{?inventory_certs} \else \set inventory_certs '' \endif
+SELECT coalesce(nullif(btrim(:'growth_certs'), ''), nullif(btrim(:'inventory_certs'), ''), '10000') AS growth_certs \gset
 SELECT :'growth_certs' AS seed_count \gset
--- all: every audit row above; service: without the API middleware's rows; none: no audit rows, for a
--- quick large inventory or to grow a seeded database on main (its chain cannot take older rows).
+-- all: every audit row above; service: without the API middleware's rows; none: no audit rows (a quick
+-- large inventory: at 1M certificates the audit rows are most of the time and the disk).
 \if :{?growth_audit} \else \set growth_audit '' \endif
 SELECT coalesce(nullif(lower(btrim(:'growth_audit')), ''), 'all') AS growth_audit \gset
 
@@ -114,7 +119,7 @@ SELECT EXISTS (SELECT 1 FROM pg_trigger
 
 BEGIN;
 
-\ir lib/require_base.sql
+\ir ../lib/require_base.sql
 
 SELECT set_config('loadtest.growth_audit', :'growth_audit', true) \gset lt_
 DO $mode$
@@ -279,8 +284,8 @@ LANGUAGE sql STABLE AS $fn$
 $fn$;
 
 -- main only, before anything is inserted: where the missing audit history starts (a rerun: nowhere; a
--- resumed run: after the batches already committed), and whether anything already in audit_events is
--- dated after that point, which would put this file's rows out of the verifier's order.
+-- resumed run: after the batches already committed), and whether anything in audit_events is dated after
+-- that point, in which case the chain cannot verify whatever the order (header).
 \if :growth_audit_chained
 SELECT coalesce(min(g), 0) AS growth_g0, min(g) IS NOT NULL AS growth_chain_todo
 FROM generate_series(1, :growth_rotations) AS g
@@ -302,11 +307,10 @@ BEGIN
     ORDER BY a.timestamp DESC, a.id DESC
     LIMIT 1;
     IF FOUND THEN
-        RAISE EXCEPTION 'seed/03_growth_inventory.sql: audit_events already holds rows dated from % on (the latest % at %), where this fleet''s audit history would start',
+        RAISE WARNING 'seed/03_growth_inventory.sql: audit_events already holds rows dated after % (the latest: % at %), where this fleet''s audit history starts: certctl''s hash chain will not verify',
             current_setting('loadtest.growth_chain_from'), later.id, later.ts
-            USING ERRCODE = 'object_not_in_prerequisite_state',
-                  DETAIL = 'This build chains audit_events in insert order (migration 000047) and its verifier walks the rows by timestamp: older rows inserted after these would break the chain.',
-                  HINT = 'Seed the growth inventory into a fresh database (after certctl-migrate, before certctl starts), once per size, or pass -v growth_audit=none.';
+            USING DETAIL = 'This build chains audit_events in insert order (migration 000047) and audit_events_verify_chain() walks it by timestamp: the seeded rows, older than those but chained after them, break it at the first seeded row, where the verifier stops.',
+                  HINT = 'For a chain that verifies, seed a fresh database after certctl-migrate and before certctl first starts.';
     END IF;
 END
 $chain$;
@@ -475,9 +479,9 @@ ANALYZE jobs;
 COMMIT;
 
 -- main: the audit history through the chain trigger, batch by batch from the first missing rotation, each
--- batch sorted by (timestamp, id) and committed before the next takes the head row again. Nothing is
--- skipped with ON CONFLICT (the header says why); nothing from growth_g0 on can exist (checked above).
--- A batch lost to a crash is only a batch to redo: synchronous commit buys nothing here.
+-- batch sorted by (timestamp, id) and committed before the next takes the head row again. Rows already
+-- there (a larger fleet seeded before, another growth_audit) are filtered out, never skipped with ON
+-- CONFLICT (header). A batch lost to a crash is only a batch to redo: synchronous commit buys nothing here.
 \if :growth_audit_chained
 \if :growth_chain_todo
 SET synchronous_commit = off;
@@ -507,7 +511,8 @@ BEGIN
             id, actor, actor_type, action, resource_type, resource_id, details, timestamp, event_category)
         SELECT r.id, r.actor, r.actor_type, r.action, r.resource_type, r.resource_id, r.details, r.ts, r.event_category
         FROM pg_temp.lt_grow_audit_rows(v_n, v_versions, v_days, v_per_target, v_t0,
-                                        v_lo, least(v_lo + v_step - 1, v_last), v_mode, false) AS r
+                                        v_lo, least(v_lo + v_step - 1, v_last), v_mode, true) AS r
+        WHERE NOT EXISTS (SELECT 1 FROM audit_events AS x WHERE x.id = r.id)
         ORDER BY r.ts, r.id;
         COMMIT;
     END LOOP;
