@@ -319,8 +319,8 @@ func WorkflowTierInput(root string) (string, error) {
 	sort.Strings(names)
 	sort.Strings(each)
 	options := append(append([]string{"default", "all"}, names...), "spotcheck")
-	desc := fmt.Sprintf("Tiers to run. default: %s (make loadtest); all: every tier but %s, on one stack; %s: one job per scenario, each on its own runner; spotcheck: the operator spot checks (make spotcheck)",
-		strings.Join(harness.DefaultTiers(), " + "), strings.Join(harness.AllExcluded(), ", "), strings.Join(each, ", "))
+	desc := fmt.Sprintf("Tiers to run. default = %s (make loadtest); all = %s, on one stack; %s: one job per scenario, each on its own runner; spotcheck: the operator spot checks (make spotcheck)",
+		strings.Join(harness.DefaultTiers(), " + "), AllMeaning(), andList(each))
 	const in = "        "
 	return fmt.Sprintf("%sdescription: %q\n%stype: choice\n%soptions: [%s]\n%s# ", in, desc, in, in, strings.Join(options, ", "), in), nil
 }
