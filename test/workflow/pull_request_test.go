@@ -113,6 +113,9 @@ func prRun(t *testing.T, vars []string, env []string) (actRun, results.Summary, 
 	if sum := sha256.Sum256(b); s.Run.Certctl.ServerSHA256 != hex.EncodeToString(sum[:]) {
 		t.Errorf("the run's certctl server has sha256 %q; want the build artifact's, %x", s.Run.Certctl.ServerSHA256, sum)
 	}
+	if !strings.HasPrefix(s.Run.Command, "make loadtest ") {
+		t.Errorf("run.json's command %q; want the make target that reproduces the load", s.Run.Command)
+	}
 	comment, _ := os.ReadFile(log + ".body")
 	calls, _ := os.ReadFile(log)
 	if !strings.Contains(string(calls), "gh api repos/certctl-io/certctl/issues/7/comments") {
@@ -143,6 +146,7 @@ func TestPullRequestGate(t *testing.T) {
 			t.Fatalf("act exited %d; want 0 (a known defect is not a failure):\n%s", r.code, r.output)
 		}
 		wantOutput(t, r, `verdict: pass: `)
+		wantOutput(t, r, `## Pull-request verdict: pass`)
 		if s.ExitCode != 0 || s.Breaches == nil || !slices.ContainsFunc(s.Breaches.Known, func(k defects.Known) bool { return slices.Contains(k.Defects, "ocsp-500") }) {
 			t.Errorf("summary.json: exit %d, breaches %+v; want exit 0 with ocsp-500 known", s.ExitCode, s.Breaches)
 		}
@@ -161,6 +165,7 @@ func TestPullRequestGate(t *testing.T) {
 			t.Fatalf("act exited 0 for a pull request 150 ms slower on every listing:\n%s", r.output)
 		}
 		wantOutput(t, r, `verdict: regressed: `)
+		wantOutput(t, r, `## Pull-request verdict: regressed`)
 		wantOutput(t, r, `❌  Failure - Main Fail on something new`)
 		if !strings.Contains(comment, "**certctl load test: regressed: ") {
 			t.Errorf("the comment does not say regressed:\n%s", comment)
