@@ -277,6 +277,11 @@ func TestDispatchEveryTier(t *testing.T) {
 			wantOutput(t, r, `✅  Success - Main Run the load test`)
 			_, s := artifact(t, r, r.runIDOf(label), "summary.txt", "run.json")
 			t.Logf("%s: act exited %d, the run %d (%d scenarios)", tier, r.code, s.ExitCode, len(s.Scenarios))
+			if s.Breaches != nil {
+				for _, b := range s.Breaches.New {
+					t.Logf("%s: new breach: %s %s (%s)", tier, b.Scenario, b.Threshold, b.Measured)
+				}
+			}
 			if len(s.Scenarios) == 0 {
 				t.Fatalf("the run of %s has no scenario", tier)
 			}
