@@ -76,7 +76,7 @@
 --
 -- References only the rows of 00_base.sql, through the same psql variables, which it requires:
 --   psql -X -q -v ON_ERROR_STOP=1 -v growth_certs=10000 [-v growth_audit=all|service|none] \
---        -v team_id=… -v owner_id=… … -f seed/03_growth_inventory.sql
+--        -v team_id=… -v owner_id=… … -f seed/inventory/01_inventory.sql
 -- Not with --single-transaction: on main the audit batches commit themselves. Set-based INSERT … SELECT
 -- from generate_series, no per-row loops; ON CONFLICT DO NOTHING (except as said for audit_events)
 -- makes a rerun add nothing; raising growth_certs later adds the missing certificates (with
@@ -95,7 +95,7 @@ SELECT :'growth_certs' AS seed_count \gset
 \if :{?growth_audit} \else \set growth_audit '' \endif
 SELECT coalesce(nullif(lower(btrim(:'growth_audit')), ''), 'all') AS growth_audit \gset
 
-\set seed_file seed/03_growth_inventory.sql
+\set seed_file seed/inventory/01_inventory.sql
 \set seed_count_name growth_certs
 \set seed_detail ''
 
@@ -125,7 +125,7 @@ SELECT set_config('loadtest.growth_audit', :'growth_audit', true) \gset lt_
 DO $mode$
 BEGIN
     IF current_setting('loadtest.growth_audit') NOT IN ('all', 'service', 'none') THEN
-        RAISE EXCEPTION 'seed/03_growth_inventory.sql: growth_audit must be all, service or none, got "%"',
+        RAISE EXCEPTION 'seed/inventory/01_inventory.sql: growth_audit must be all, service or none, got "%"',
             current_setting('loadtest.growth_audit')
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
@@ -307,7 +307,7 @@ BEGIN
     ORDER BY a.timestamp DESC, a.id DESC
     LIMIT 1;
     IF FOUND THEN
-        RAISE WARNING 'seed/03_growth_inventory.sql: audit_events already holds rows dated after % (the latest: % at %), where this fleet''s audit history starts: certctl''s hash chain will not verify',
+        RAISE WARNING 'seed/inventory/01_inventory.sql: audit_events already holds rows dated after % (the latest: % at %), where this fleet''s audit history starts: certctl''s hash chain will not verify',
             current_setting('loadtest.growth_chain_from'), later.id, later.ts
             USING DETAIL = 'This build chains audit_events in insert order (migration 000047) and audit_events_verify_chain() walks it by timestamp: the seeded rows, older than those but chained after them, break it at the first seeded row, where the verifier stops.',
                   HINT = 'For a chain that verifies, seed a fresh database after certctl-migrate and before certctl first starts.';

@@ -1,0 +1,63 @@
+package e2e
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"certctl-loadtest/internal/growth"
+)
+
+// loadtest growth at three small inventory sizes against the real certctl: each size an ordinary run on
+// a fresh stack seeded by seed/inventory (SEED_INVENTORY), then growth.json with every size's run, each
+// operation's p50/p95 at every size and a fitted growth, growth.txt and growth.svg.
+func TestGrowthSmall(t *testing.T) {
+	t.Parallel()
+	needStack(t)
+	dir := t.TempDir()
+	env := knobEnv("RESULTS_DIR="+dir, "GROWTH_SIZES=200,800,3200", "DURATION=10s")
+	// knobEnv's TIER=api: the growth mix is the command's own when TIER and SCENARIOS are both unset.
+	for i, kv := range env {
+		if kv == "TIER=api" {
+			env = append(env[:i], env[i+1:]...)
+			break
+		}
+	}
+	r := run(t, append(env, "RUN_ID=growth-small"), loadtest, "growth")
+	wantCode(t, r, 0)
+	b, err := os.ReadFile(filepath.Join(dir, "growth-small", "growth.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var g growth.Result
+	if err := json.Unmarshal(b, &g); err != nil {
+		t.Fatal(err)
+	}
+	if len(g.Steps) != 3 {
+		t.Fatalf("%d sizes ran; want 3: %+v", len(g.Steps), g.Steps)
+	}
+	for _, st := range g.Steps {
+		if st.Problem != "" || st.ExitCode != 0 {
+			t.Errorf("size %g: exit %d %s", st.Size, st.ExitCode, st.Problem)
+		}
+	}
+	found := false
+	for _, op := range g.Ops {
+		if op.Name == "list_certificates" {
+			found = true
+			if len(op.Points) != 3 || op.P50 == nil || op.P95 == nil {
+				t.Errorf("list_certificates: %d points, fits %v %v; want three and both fits", len(op.Points), op.P50, op.P95)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("no list_certificates in the growth: %+v", g.Ops)
+	}
+	for _, f := range []string{"growth.txt", "growth.svg"} {
+		if _, err := os.Stat(filepath.Join(dir, "growth-small", f)); err != nil {
+			t.Error(err)
+		}
+	}
+	t.Logf("growth:\n%s", r.output[max(0, len(r.output)-900):])
+}
