@@ -105,13 +105,9 @@ func capacityCmd(ctx context.Context, e Env) int {
 		}
 		base += "-" + e.Now().UTC().Format("0102-1504")
 	}
-	resultsDir := e.Getenv("RESULTS_DIR")
-	if resultsDir == "" {
-		resultsDir = filepath.Join(e.Root, harness.KnobDefault("RESULTS_DIR"))
-	}
-	dir := filepath.Join(resultsDir, base)
-	if _, err := os.Lstat(dir); err == nil {
-		return fail("%s already exists: results are never overwritten; pick another RUN_ID", dir)
+	dir, err := measurementDir(e, base)
+	if err != nil {
+		return fail("%v", err)
 	}
 	rateVar := "RATE_" + strings.ToUpper(name)
 	configure := func(rate float64, attempt int) (harness.Config, Env, error) {
@@ -221,4 +217,18 @@ func vusFor(rate float64, unit string, pre, max int) map[string]string {
 		max = need
 	}
 	return map[string]string{"PRE_VUS": strconv.Itoa(need), "MAX_VUS": strconv.Itoa(max)}
+}
+
+// measurementDir is where a measurement of several runs (capacity, growth, overhead) keeps them:
+// RESULTS_DIR/<base>, refused when it exists, as a run's own directory is.
+func measurementDir(e Env, base string) (string, error) {
+	resultsDir := e.Getenv("RESULTS_DIR")
+	if resultsDir == "" {
+		resultsDir = filepath.Join(e.Root, harness.KnobDefault("RESULTS_DIR"))
+	}
+	dir := filepath.Join(resultsDir, base)
+	if _, err := os.Lstat(dir); err == nil {
+		return "", fmt.Errorf("%s already exists: results are never overwritten; pick another RUN_ID", dir)
+	}
+	return dir, nil
 }

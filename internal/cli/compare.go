@@ -79,12 +79,18 @@ func compareCmd(e Env, args []string) int {
 	return results.ExitOK
 }
 
-// parseSide reads [label=]dir[,dir...]; a label holds no slash, so a path with "=" in it still reads.
+// splitLabel reads [label=]rest; a label holds no slash, so a path with "=" in it still reads.
+func splitLabel(arg string) (label, rest string) {
+	if l, r, ok := strings.Cut(arg, "="); ok && !strings.Contains(l, "/") {
+		return l, r
+	}
+	return "", arg
+}
+
+// parseSide reads [label=]dir[,dir...].
 func parseSide(arg string) (compare.Side, error) {
 	var s compare.Side
-	if l, rest, ok := strings.Cut(arg, "="); ok && !strings.Contains(l, "/") {
-		s.Label, arg = l, rest
-	}
+	s.Label, arg = splitLabel(arg)
 	for _, d := range strings.Split(arg, ",") {
 		if d == "" {
 			continue
@@ -136,9 +142,7 @@ func compareKnees(e Env, pos []string, format string, tolerance float64, out str
 	var labels, dirs [2]string
 	var res [2]capacity.Result
 	for i, arg := range pos {
-		if l, rest, ok := strings.Cut(arg, "="); ok && !strings.Contains(l, "/") {
-			labels[i], arg = l, rest
-		}
+		labels[i], arg = splitLabel(arg)
 		if _, err := os.Stat(filepath.Join(arg, "capacity.json")); err != nil {
 			return 0, false
 		}

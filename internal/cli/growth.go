@@ -51,13 +51,9 @@ func growthCmd(ctx context.Context, e Env) int {
 	if base == "" {
 		base = "growth-" + e.Now().UTC().Format("0102-1504")
 	}
-	resultsDir := e.Getenv("RESULTS_DIR")
-	if resultsDir == "" {
-		resultsDir = filepath.Join(e.Root, harness.KnobDefault("RESULTS_DIR"))
-	}
-	dir := filepath.Join(resultsDir, base)
-	if _, err := os.Lstat(dir); err == nil {
-		return fail("%s already exists: results are never overwritten; pick another RUN_ID", dir)
+	dir, err := measurementDir(e, base)
+	if err != nil {
+		return fail("%v", err)
 	}
 	over := map[string]string{"RESULTS_DIR": dir}
 	environ := []string{"RESULTS_DIR", "SEED_INVENTORY"}

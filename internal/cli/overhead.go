@@ -47,13 +47,9 @@ func overheadCmd(ctx context.Context, e Env) int {
 	if base == "" {
 		base = "ovh-" + e.Now().UTC().Format("0102-150405")
 	}
-	resultsDir := e.Getenv("RESULTS_DIR")
-	if resultsDir == "" {
-		resultsDir = filepath.Join(e.Root, harness.KnobDefault("RESULTS_DIR"))
-	}
-	dir := filepath.Join(resultsDir, base)
-	if _, err := os.Lstat(dir); err == nil {
-		return fail("%s already exists: results are never overwritten; pick another RUN_ID", dir)
+	dir, err := measurementDir(e, base)
+	if err != nil {
+		return fail("%v", err)
 	}
 	settings := map[string]map[string]string{overhead.On: {}}
 	for _, o := range offs {
