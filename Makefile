@@ -13,7 +13,7 @@ LOADTEST := bin/loadtest
 # templates) rebuild the binary too.
 GO_SOURCES := $(shell find cmd internal -type f -not -path '*/testdata/*' 2>/dev/null) go.mod go.sum
 
-.PHONY: help quickstart seed-external clean-external k8s collect capacity overhead findings compare compare-builds baseline loadtest loadtest-acme loadtest-deploy loadtest-pki loadtest-growth loadtest-limiter certctl-images spotcheck loadtest-scale loadtest-scale-bulk loadtest-scale-acme loadtest-scale-agent check report docs images test test-full test-unit test-browser test-k6 test-e2e test-e2e-full test-workflow test-workflow-full clean deps
+.PHONY: help quickstart seed-external clean-external k8s collect capacity overhead findings compare compare-builds baseline loadtest loadtest-acme loadtest-deploy loadtest-pki loadtest-growth loadtest-soak loadtest-coldstart loadtest-limiter certctl-images spotcheck loadtest-scale loadtest-scale-bulk loadtest-scale-acme loadtest-scale-agent check report docs images test test-full test-unit test-browser test-k6 test-e2e test-e2e-full test-workflow test-workflow-full clean deps
 
 # The common knobs `make help` prints: rendered from internal/harness/knobs.go by `make docs` (a test
 # fails when this block is stale), so help needs no build.
@@ -80,6 +80,12 @@ loadtest-deploy: $(LOADTEST) ## Deploy tier: real certctl agents renew and deplo
 
 loadtest-growth: $(LOADTEST) ## Growth: the same mix at each inventory size of GROWTH_SIZES (1k, 10k, 100k certificates' year of history), each on a fresh stack, then each operation's growth fitted (docs/growth.md)
 	@LOADTEST_GOAL=$@ $(LOADTEST) growth || { code=$$?; echo "make: $@ exited $$code" >&2; exit $$code; }
+
+loadtest-soak: $(LOADTEST) ## Soak: growth's mix for DURATION (30m unless set), judged for p95 drift and certctl's memory growth per SOAK_WINDOW, with table sizes and autovacuum (docs/growth.md)
+	@LOADTEST_GOAL=$@ $(LOADTEST) soak || { code=$$?; echo "make: $@ exited $$code" >&2; exit $$code; }
+
+loadtest-coldstart: $(LOADTEST) ## Cold start: certctl restarted at each inventory size of GROWTH_SIZES, idle and under load: seconds to healthy, the first hundred requests against warm ones (docs/growth.md)
+	@LOADTEST_GOAL=$@ $(LOADTEST) coldstart || { code=$$?; echo "make: $@ exited $$code" >&2; exit $$code; }
 
 loadtest-pki: $(LOADTEST) ## PKI tier: signed ACME orders, issuance throughput at 1, 4 and 16 clients, OCSP and CRL; each scenario on a stack of its own (docs/pki.md); ACME_FINALIZE_WORKAROUND=1 works around certctl's finalize 500
 	@LOADTEST_GOAL=$@ TIER=pki $(LOADTEST) run || { code=$$?; echo "make: $@ exited $$code (the loadtest lines above say which scenario, and where its results are)" >&2; exit $$code; }

@@ -130,6 +130,24 @@ func Main(ctx context.Context, e Env) int {
 			return results.ExitBadInput
 		}
 		return growthCmd(ctx, e)
+	case "soak":
+		if len(args) > 0 {
+			return badArgs(e, cmd, "takes no arguments (got %q): set DURATION, SOAK_WINDOW and the run's knobs in the environment; see docs/growth.md", strings.Join(args, " "))
+		}
+		if err := harness.CheckEnvironment(e.Root, e.Environ); err != nil {
+			fmt.Fprintf(e.Stderr, "loadtest: %v\n", err)
+			return results.ExitBadInput
+		}
+		return soakCmd(ctx, e)
+	case "coldstart":
+		if len(args) > 0 {
+			return badArgs(e, cmd, "takes no arguments (got %q): set GROWTH_SIZES and the run's knobs in the environment; see docs/growth.md", strings.Join(args, " "))
+		}
+		if err := harness.CheckEnvironment(e.Root, e.Environ); err != nil {
+			fmt.Fprintf(e.Stderr, "loadtest: %v\n", err)
+			return results.ExitBadInput
+		}
+		return coldstartCmd(ctx, e)
 	default:
 		fmt.Fprintf(e.Stderr, "loadtest: unknown command %q%s\n%s", cmd, suggestNear(cmd, commandNames()), shortUsage(""))
 		return results.ExitBadInput

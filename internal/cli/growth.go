@@ -35,15 +35,10 @@ func growthCmd(ctx context.Context, e Env) int {
 	if spec == "" {
 		spec = harness.KnobDefault("GROWTH_SIZES")
 	}
-	var sizes []float64
-	for _, f := range strings.Split(spec, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n < 1 {
-			return fail("GROWTH_SIZES=%q: certificates per size, whole numbers ≥ 1, comma-separated (e.g. 1000,10000,100000)", spec)
-		}
-		sizes = append(sizes, float64(n))
+	sizes, err := parseSizes(spec)
+	if err != nil {
+		return fail("%v", err)
 	}
-	sort.Float64s(sizes)
 	if len(sizes) < 3 {
 		fmt.Fprintf(e.Stderr, "loadtest: growth: GROWTH_SIZES=%s: fewer than three sizes give figures but no fitted growth\n", spec)
 	}
@@ -130,4 +125,18 @@ func growthCmd(ctx context.Context, e Env) int {
 	}
 	fmt.Fprint(e.Stdout, growth.Text(res))
 	return code
+}
+
+// parseSizes reads GROWTH_SIZES, smallest first.
+func parseSizes(spec string) ([]float64, error) {
+	var sizes []float64
+	for _, f := range strings.Split(spec, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("GROWTH_SIZES=%q: certificates per size, whole numbers ≥ 1, comma-separated (e.g. 1000,10000,100000)", spec)
+		}
+		sizes = append(sizes, float64(n))
+	}
+	sort.Float64s(sizes)
+	return sizes, nil
 }

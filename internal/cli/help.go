@@ -84,6 +84,24 @@ var commands = []command{
 		example: "GROWTH_SIZES=1000,10000,100000 loadtest growth",
 	},
 	{
+		name: "soak", usage: []string{"soak"},
+		summary: "run a steady mix for long and judge its drift: p95 per window, memory, tables, autovacuum",
+		about: "One ordinary run of growth's mix (or TIER and SCENARIOS) for DURATION (30m unless set), read in windows of SOAK_WINDOW: " +
+			"each scenario's p95 trend, certctl's and PostgreSQL's memory, every table's size and autovacuums from start to end. " +
+			"Exit 99 when the p95 drifts beyond SOAK_P95_DRIFT or certctl's memory grows beyond SOAK_MEMORY_GROWTH; soak.json, .txt and plots in the run directory; docs/growth.md.",
+		knobs:   []string{"DURATION", "SOAK_WINDOW", "SOAK_P95_DRIFT", "SOAK_MEMORY_GROWTH", "SEED_INVENTORY", "CERTCTL_DIST"},
+		example: "DURATION=2h SEED_INVENTORY=100000 loadtest soak",
+	},
+	{
+		name: "coldstart", usage: []string{"coldstart"},
+		summary: "restart certctl at several inventory sizes: time to healthy, the first hundred requests, a restart under load",
+		about: "At each size of GROWTH_SIZES, a fresh stack seeded with SEED_INVENTORY certificates: certctl stopped and started " +
+			"(seconds to a healthy /health, then the first 100 listings beside 100 warm ones), then restarted while listings arrive at 10/s " +
+			"(seconds to the first answer, the requests failed, the first 100 answered). Results in results/<RUN_ID>/ (coldstart.json, .txt); docs/growth.md.",
+		knobs:   []string{"GROWTH_SIZES", "START_TIMEOUT", "CERTCTL_DIST"},
+		example: "GROWTH_SIZES=1000,10000,100000 loadtest coldstart",
+	},
+	{
 		name: "spotcheck", usage: []string{"spotcheck"},
 		summary: "run the operator spot checks (k6/spotcheck/*.js) one after another",
 		about:   "Like run, but the spot checks of docs/performance-baselines.md instead of the tiers.",

@@ -35,6 +35,7 @@ const (
 	DatabaseFile   = "pg_database.jsonl"
 	StatementsFile = "pg_statements.jsonl"
 	MetricsFile    = "certctl_metrics.jsonl"
+	TablesFile     = "pg_tables.jsonl"
 	StatusFile     = "collector.json"
 	ContainersFile = "containers.jsonl"
 )
@@ -57,6 +58,7 @@ type Config struct {
 	DatabaseEvery     time.Duration
 	StatementsEvery   time.Duration
 	MetricsEvery      time.Duration
+	TablesEvery       time.Duration
 }
 
 // LoadConfig reads the configuration; intervals default to the documented ones.
@@ -84,6 +86,8 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		{"COLLECT_STATEMENTS_INTERVAL", &c.StatementsEvery, 15 * time.Second},
 		// The diagnosis reads the scrapes around its window only, and each costs certctl its queries.
 		{"COLLECT_METRICS_INTERVAL", &c.MetricsEvery, 30 * time.Second},
+		// Sizes and vacuum counters move over minutes: a soak reads their drift, a short run its two ends.
+		{"COLLECT_TABLES_INTERVAL", &c.TablesEvery, time.Minute},
 	} {
 		*d.dst = d.def
 		if v := getenv(d.name); v != "" {
@@ -151,7 +155,7 @@ func waitsOnLocks(line []byte) bool { return bytes.Contains(line, []byte(`"wait"
 func Run(ctx context.Context, cfg Config, logf func(string, ...any)) error {
 	st := Status{StartedAt: time.Now().UTC(), Intervals: map[string]string{
 		"activity": cfg.ActivityEvery.String(), "activity_fine": cfg.ActivityFineEvery.String(), "database": cfg.DatabaseEvery.String(),
-		"statements": cfg.StatementsEvery.String(), "metrics": cfg.MetricsEvery.String(),
+		"statements": cfg.StatementsEvery.String(), "metrics": cfg.MetricsEvery.String(), "tables": cfg.TablesEvery.String(),
 	}}
 	if err := os.MkdirAll(cfg.Out, 0o755); err != nil {
 		return err
@@ -349,6 +353,14 @@ FROM pg_stat_activity WHERE backend_type = 'client backend' AND pid <> pg_backen
 	walSQL = `,
   'wal', (SELECT row_to_json(w) FROM (SELECT wal_records, wal_fpi, wal_bytes, wal_buffers_full, wal_write, wal_sync FROM pg_stat_wal) w)`
 
+	// Every table of certctl's schema with its heap and index sizes, live and dead rows and vacuum counts:
+	// what a soak reads for bloat and autovacuum, and any run for what its load wrote.
+	tablesSQL = `SELECT json_build_object('at', clock_timestamp(), 'tables', coalesce(json_agg(t ORDER BY t.name), '[]'::json))::text FROM (
+  SELECT relname AS name, pg_table_size(relid) AS table_bytes, pg_indexes_size(relid) AS index_bytes,
+    n_live_tup AS live, n_dead_tup AS dead, n_tup_ins AS inserted, n_tup_upd AS updated, n_tup_del AS deleted,
+    autovacuum_count AS autovacuums, autoanalyze_count AS autoanalyzes, vacuum_count AS vacuums
+  FROM pg_stat_user_tables WHERE schemaname NOT IN ('pg_catalog', 'information_schema')) t`
+
 	statementsSQL = `SELECT json_build_object('at', clock_timestamp(), 'entries', (SELECT count(*) FROM pg_stat_statements),
   'dealloc', (SELECT dealloc FROM pg_stat_statements_info), 'statements', coalesce(json_agg(s), '[]'::json))::text FROM (
   SELECT queryid::text AS id, left(query, 300) AS query, calls, total_exec_time AS total_ms, rows
@@ -363,7 +375,8 @@ func (d *database) sources(ctx context.Context, cfg Config, logf func(string, ..
 	activity := &source{status: SourceStatus{Name: "pg_activity", File: ActivityFile}, every: cfg.ActivityEvery, fine: cfg.ActivityFineEvery, wantsFine: waitsOnLocks}
 	counters := &source{status: SourceStatus{Name: "pg_database", File: DatabaseFile}, every: cfg.DatabaseEvery}
 	statements := &source{status: SourceStatus{Name: "pg_statements", File: StatementsFile}, every: cfg.StatementsEvery}
-	all := []*source{activity, counters, statements}
+	tables := &source{status: SourceStatus{Name: "pg_tables", File: TablesFile}, every: cfg.TablesEvery}
+	all := []*source{activity, counters, statements, tables}
 	off := func(reason string) []*source {
 		for _, s := range all {
 			s.unavailable, s.status.Reason, s.status.File = true, reason, ""
@@ -405,7 +418,8 @@ func (d *database) sources(ctx context.Context, cfg Config, logf func(string, ..
 		statements.unavailable, statements.status.Reason, statements.status.File = true, "pg_stat_statements: "+pgReason(err), ""
 	}
 	statements.sample = func(ctx context.Context) ([]byte, error) { return d.query(ctx, statementsSQL) }
-	logf("sampling the database: activity every %s (%s while backends wait on locks), counters every %s, statements every %s", cfg.ActivityEvery, cfg.ActivityFineEvery, cfg.DatabaseEvery, cfg.StatementsEvery)
+	tables.sample = func(ctx context.Context) ([]byte, error) { return d.query(ctx, tablesSQL) }
+	logf("sampling the database: activity every %s (%s while backends wait on locks), counters every %s, statements every %s, tables every %s", cfg.ActivityEvery, cfg.ActivityFineEvery, cfg.DatabaseEvery, cfg.StatementsEvery, cfg.TablesEvery)
 	return all
 }
 

@@ -20,7 +20,8 @@ import (
 
 func fastConfig(out string) Config {
 	return Config{Out: out, ReadyFile: filepath.Join(out, "ready"),
-		ActivityEvery: 50 * time.Millisecond, DatabaseEvery: 100 * time.Millisecond, StatementsEvery: 100 * time.Millisecond, MetricsEvery: 100 * time.Millisecond}
+		ActivityEvery: 50 * time.Millisecond, DatabaseEvery: 100 * time.Millisecond, StatementsEvery: 100 * time.Millisecond, MetricsEvery: 100 * time.Millisecond,
+		TablesEvery: 100 * time.Millisecond}
 }
 
 func readStatus(t *testing.T, out string) map[string]SourceStatus {
@@ -79,13 +80,21 @@ func TestCollectsARealDatabaseAndMetrics(t *testing.T) {
 	cfg := fastConfig(out)
 	cfg.DatabaseURL = fmt.Sprintf("postgres://%s@127.0.0.1:%d/postgres?sslmode=disable", pgtest.User, pg.Port)
 	cfg.MetricsURL, cfg.Token = srv.URL, "tok"
+	setup, err := pgx.Connect(context.Background(), cfg.DatabaseURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := setup.Exec(context.Background(), "CREATE TABLE lt_certs (id int PRIMARY KEY, pem text); INSERT INTO lt_certs SELECT g, repeat('x', 200) FROM generate_series(1, 1000) g; ANALYZE lt_certs"); err != nil {
+		t.Fatal(err)
+	}
+	setup.Close(context.Background())
 	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
 	defer cancel()
 	if err := Run(ctx, cfg, t.Logf); err != nil {
 		t.Fatal(err)
 	}
 	st := readStatus(t, out)
-	for _, n := range []string{"pg_activity", "pg_database", "certctl_metrics"} {
+	for _, n := range []string{"pg_activity", "pg_database", "pg_tables", "certctl_metrics"} {
 		if st[n].Samples < 3 || st[n].Errors != 0 {
 			t.Errorf("%s: %+v", n, st[n])
 		}
@@ -100,6 +109,14 @@ func TestCollectsARealDatabaseAndMetrics(t *testing.T) {
 	db := lines(t, filepath.Join(out, DatabaseFile))
 	if _, ok := db[0]["db"].(map[string]any)["xact_commit"]; !ok {
 		t.Errorf("database line %v", db[0])
+	}
+	tl := lines(t, filepath.Join(out, TablesFile))
+	tables := tl[len(tl)-1]["tables"].([]any)
+	if len(tables) != 1 {
+		t.Fatalf("tables line %v", tl[len(tl)-1])
+	}
+	if tb := tables[0].(map[string]any); tb["name"] != "lt_certs" || tb["table_bytes"].(float64) < 200_000 || tb["index_bytes"].(float64) <= 0 || tb["live"].(float64) != 1000 {
+		t.Errorf("table %v", tb)
 	}
 	m := lines(t, filepath.Join(out, MetricsFile))
 	samples := m[len(m)-1]["samples"].(map[string]any)

@@ -79,7 +79,7 @@ func waitFile(ctx context.Context, path string) bool {
 // writeCollectorFailure leaves a collector.json that says why there are no database or metrics samples.
 func writeCollectorFailure(server, reason string) {
 	st := collector.Status{StartedAt: time.Now().UTC(), EndedAt: time.Now().UTC()}
-	for _, n := range []string{"pg_activity", "pg_database", "pg_statements", "certctl_metrics"} {
+	for _, n := range []string{"pg_activity", "pg_database", "pg_statements", "pg_tables", "certctl_metrics"} {
 		st.Sources = append(st.Sources, collector.SourceStatus{Name: n, Reason: reason})
 	}
 	if b, err := json.MarshalIndent(st, "", "  "); err == nil {

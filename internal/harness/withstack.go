@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 
 	"certctl-loadtest/internal/results"
 )
@@ -22,6 +23,9 @@ type StackAccess struct {
 	Key       string // the admin API key
 	CAFile    string // the CA that signed certctl's certificate, copied into the run directory
 	PGURL     string // certctl's database
+	// Compose runs `docker compose <args>` on the stack (nil for an external target), its output in
+	// logs/compose.log: a measurement that stops and starts services.
+	Compose func(ctx context.Context, args ...string) error
 }
 
 // WithStack starts certctl's stack as a run does (preflight, images, certctl healthy and its seeds),
@@ -65,6 +69,19 @@ func (r *Runner) WithStack(ctx context.Context, fn func(ctx context.Context, dir
 	if err != nil {
 		r.logf("cannot reach the stack from the host: %v", err)
 		return results.ExitEnvironment
+	}
+	a.Compose = func(ctx context.Context, args ...string) error {
+		f, err := os.OpenFile(filepath.Join(dir, "logs", "compose.log"), os.O_APPEND|os.O_WRONLY|os.O_CREATE|syscall.O_NOFOLLOW, 0o644)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		fmt.Fprintf(f, "docker compose %s\n", strings.Join(args, " "))
+		code, err := compose.Run(ctx, f, f, args...)
+		if err == nil && code != 0 {
+			err = fmt.Errorf("docker compose %s: exit %d (logs/compose.log)", strings.Join(args, " "), code)
+		}
+		return err
 	}
 	return fn(ctx, dir, a)
 }

@@ -1,0 +1,108 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"certctl-loadtest/internal/harness"
+	"certctl-loadtest/internal/results"
+	"certctl-loadtest/internal/soak"
+)
+
+// soakCmd runs one long run of the steady mix (growth's, unless TIER and SCENARIOS say otherwise) for
+// DURATION (30m unless set), then reads it for drift: soak.json, soak.txt and two plots in the run's
+// directory. A drift or a memory growth beyond its budget makes a passing run exit 99.
+func soakCmd(ctx context.Context, e Env) int {
+	fail := func(format string, a ...any) int {
+		fmt.Fprintf(e.Stderr, "loadtest: soak: "+format+"\n", a...)
+		return results.ExitBadInput
+	}
+	knob := func(name string) string {
+		if v := e.Getenv(name); v != "" {
+			return v
+		}
+		return harness.KnobDefault(name)
+	}
+	var b soak.Budgets
+	var err error
+	if b.Window, err = time.ParseDuration(knob("SOAK_WINDOW")); err != nil || b.Window < 10*time.Second {
+		return fail("SOAK_WINDOW=%q: a duration of at least 10s, like 5m", knob("SOAK_WINDOW"))
+	}
+	if b.P95Drift, err = strconv.ParseFloat(knob("SOAK_P95_DRIFT"), 64); err != nil || b.P95Drift <= 1 {
+		return fail("SOAK_P95_DRIFT=%q: the most the p95 may grow over the run, a ratio above 1 (1.5 is +50 %%)", knob("SOAK_P95_DRIFT"))
+	}
+	if b.MemoryPctPerHour, err = strconv.ParseFloat(knob("SOAK_MEMORY_GROWTH"), 64); err != nil || b.MemoryPctPerHour <= 0 {
+		return fail("SOAK_MEMORY_GROWTH=%q: the most certctl's memory may grow, in percent an hour, above 0", knob("SOAK_MEMORY_GROWTH"))
+	}
+	over := map[string]string{}
+	var environ []string
+	if e.Getenv("TIER") == "" && e.Getenv("SCENARIOS") == "" {
+		over["TIER"], over["SCENARIOS"] = growthMix.tier, growthMix.scenarios
+		environ = append(environ, "TIER", "SCENARIOS")
+		for k, v := range growthMix.rates {
+			if e.Getenv(k) == "" {
+				over[k] = v
+				environ = append(environ, k)
+			}
+		}
+	}
+	if e.Getenv("DURATION") == "" {
+		over["DURATION"] = "30m"
+		environ = append(environ, "DURATION")
+	}
+	if e.Getenv("RUN_ID") == "" {
+		over["RUN_ID"] = "soak-" + e.Now().UTC().Format("0102-1504")
+		environ = append(environ, "RUN_ID")
+	}
+	cfg, env, err := overridden(e, over, environ...)
+	if err != nil {
+		return fail("%v", err)
+	}
+	// The first window is the warm-up; three more give a slope with an interval.
+	d, _ := harness.ParseDuration("DURATION", cfg.Duration) // Load checked it
+	if windows := int(d / b.Window); windows < 4 {
+		return fail("DURATION=%s in windows of SOAK_WINDOW=%s is %d window(s): a drift needs four at least (the first is the warm-up)", cfg.Duration, b.Window, windows)
+	}
+	if !cfg.Containers || !cfg.Collector {
+		fmt.Fprintf(e.Stderr, "loadtest: soak: DIAGNOSIS=%s: without both samplers the memory or the tables are not recorded, and the soak cannot pass\n", e.Getenv("DIAGNOSIS"))
+	}
+	fmt.Fprintf(e.Stderr, "loadtest: soak: %s for %s, judged in windows of %s (p95 drift ×%g at most, certctl's memory +%g %%/h at most)\n",
+		scenarioNames(cfg), cfg.Duration, b.Window, b.P95Drift, b.MemoryPctPerHour)
+	code := runOne(ctx, env, "soak", cfg)
+	sum, err := results.Load(cfg.RunDir())
+	if err != nil {
+		fmt.Fprintf(e.Stderr, "loadtest: soak: no run to read: %v\n", err)
+		if code == results.ExitOK {
+			code = results.ExitNoResults
+		}
+		return code
+	}
+	r := soak.Analyze(cfg.RunDir(), sum, b)
+	if err := soak.Write(cfg.RunDir(), r); err != nil {
+		fmt.Fprintf(e.Stderr, "loadtest: soak: cannot write soak.json in %s: %v\n", cfg.RunDir(), err)
+		return results.ExitEnvironment
+	}
+	fmt.Fprint(e.Stdout, soak.Text(r))
+	switch {
+	case code != results.ExitOK:
+		return code
+	case r.Verdict == "breach":
+		return results.ExitThresholds
+	case r.Verdict == "inconclusive":
+		return results.ExitInconclusive
+	}
+	return code
+}
+
+func scenarioNames(c harness.Config) string {
+	s := ""
+	for i, sc := range c.Scenarios {
+		if i > 0 {
+			s += ", "
+		}
+		s += sc.Name
+	}
+	return s
+}

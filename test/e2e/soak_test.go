@@ -1,0 +1,57 @@
+package e2e
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"certctl-loadtest/internal/soak"
+)
+
+// loadtest soak, two minutes read in 20-second windows, against the real certctl: soak.json with each
+// window's p95, certctl's memory judged over the second half, every table's size at both ends, and an
+// exit code that says the soak's verdict (its breaches are shown in internal/soak's tests: two stacks
+// beside it here move the p95 on purpose).
+func TestSoakShort(t *testing.T) {
+	t.Parallel()
+	needStack(t)
+	dir := t.TempDir()
+	r := run(t, knobEnv("RESULTS_DIR="+dir, "RUN_ID=soak-short", "SCENARIOS=list_certificates", "RATE_LIST_CERTIFICATES=10",
+		"DURATION=2m", "SOAK_WINDOW=20s", "COLLECT_TABLES_INTERVAL=20s"), loadtest, "soak")
+	b, err := os.ReadFile(filepath.Join(dir, "soak-short", "soak.json"))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, r.output)
+	}
+	var s soak.Result
+	if err := json.Unmarshal(b, &s); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int{"steady": 0, "breach": 99, "inconclusive": 6}[s.Verdict]
+	if s.Verdict == "" || r.code != want {
+		t.Fatalf("verdict %q %v with exit %d\n%s", s.Verdict, s.Reasons, r.code, r.output)
+	}
+	if len(s.Scenarios) != 1 || len(s.Scenarios[0].Windows) != 6 || s.Scenarios[0].P95 == nil {
+		t.Errorf("scenarios %+v", s.Scenarios)
+	}
+	var judged bool
+	for _, m := range s.Memory {
+		judged = judged || m.Service == soak.Judged && m.Judged && m.SecondHalf != nil && m.EndMB > 0
+	}
+	if !judged {
+		t.Errorf("certctl's memory not judged: %+v", s.Memory)
+	}
+	rows := map[string]soak.Table{}
+	for _, tb := range s.Tables {
+		rows[tb.Name] = tb
+	}
+	if a := rows["audit_events"]; a.EndBytes == 0 || a.EndBytes < a.StartBytes {
+		t.Errorf("audit_events %+v (tables note %q)", a, s.TablesNote)
+	}
+	for _, f := range []string{"soak.txt", "soak-p95.svg", "soak-memory.svg", "summary.json", "index.html"} {
+		if _, err := os.Stat(filepath.Join(dir, "soak-short", f)); err != nil {
+			t.Error(err)
+		}
+	}
+	t.Logf("soak:\n%s", r.output[max(0, len(r.output)-1500):])
+}
