@@ -3,8 +3,9 @@
 -- inventory (1k, 10k, 100k, 1M certificates) instead of against a fresh install.
 --
 -- Per certificate lt-grow-0000001 … (name loadtest-grow-0000001, CN/SAN loadtest-grow-0000001.loadtest.example.com):
---   managed_certificates  Active, expiring in (now, now + 47 d): evenly spread, in name order; created_at
---                         329-376 days ago (eight whole 47-day periods back), distinct, in name order
+--   managed_certificates  Active, expiring in (now + 31 d, now + 47 d]: evenly spread, in name order, so
+--                         none is due for renewal when certctl starts; created_at 329-345 days ago,
+--                         distinct, in name order
 --   certificate_versions  8 (365 / 47 = 7.8 rotations, rounded up), each valid 47 days and issued as the
 --                         previous one ends, the last one being the certificate's expires_at
 --   jobs                  2 per rotation, Completed: the Renewal job the renewal scan creates
@@ -19,8 +20,9 @@
 -- 8M versions, 16M jobs, 91M audit rows (58M with growth_audit=service); see seed/growth-notes.md.
 --
 -- The rotations of the whole fleet follow one schedule: rotation g = (k - 1) * n + i (version k of
--- certificate i, n certificates) starts at now - 376 d + (g - 1) * 47 d / n, so the rotations are evenly
--- spread over the year, in the order of g, and everything this file records as done happened before now.
+-- certificate i, n certificates) starts at now - (9 - k) * 47 d + 31 d + (i - 1) * 16 d / n (lt_grow_at),
+-- so each version's rotations are spread over 16 days, in the order of g, and everything this file
+-- records as done happened before now.
 --
 -- Audit rows per rotation (agent key generation, certctl's default; lines as at 151107c, the server code
 -- being the same at 67dbd18 but for certificate.go, 10 lines earlier there; 14 positions, each row's
@@ -154,16 +156,22 @@ $fn$;
 -- When position p_event (0-13, header) of rotation p_g happened. Seconds only (no days in the interval), so
 -- daylight-saving changes in the session's time zone cannot bend the schedule. A rotation's events keep
 -- their real spacing (scan, job processor, the agent's 30 s polls) while a rotation lasts longer than that,
--- and are squeezed into it otherwise (47 d / 1M certificates = 4 s): either way every event of rotation g
+-- and are squeezed into it otherwise (16 d / 1M certificates = 1.4 s): either way every event of rotation g
 -- is after the one before it and before rotation g + 1, the order main's chain needs.
+-- Version k of certificate i (g = (k - 1) * n + i) is signed (versions + 1 - k) * days - 31 d
+-- + (i - 1) * (days - 31) d / n before t0: so the current versions were signed in the last 16 days and
+-- every certificate expires in (now + 31 d, now + 47 d], the steady state of a fleet certctl renews at
+-- 31 days before expiry (service/renewal.go:157). Nothing is due at the first scan, whenever certctl
+-- starts; certificates then come due at the fleet's own pace (n / 16 a day).
 CREATE FUNCTION pg_temp.lt_grow_at(p_t0 timestamptz, p_n bigint, p_versions int, p_days int, p_g bigint, p_event int)
 RETURNS timestamptz
 LANGUAGE sql STABLE AS $fn$
     SELECT p_t0 + interval '1 second' * (
-               p_days * 86400.0::float8 / p_n * (p_g - 1 - p_versions::bigint * p_n)
+               86400.0::float8 * (((p_g - 1) / p_n - p_versions) * p_days + 31
+                                  + (p_days - 31) * ((p_g - 1) % p_n)::float8 / p_n)
              + least((ARRAY[0, 0.02, 600, 600.01, 615, 631, 631.01, 631.02,
                             661, 661.01, 661.1, 661.11, 662, 662.01]::float8[])[p_event + 1],
-                     p_days * 86400.0::float8 / p_n * p_event / 14))
+                     (p_days - 31) * 86400.0::float8 / p_n * p_event / 14))
 $fn$;
 
 -- certctl's local CA writes 40 hex digits of a 159-bit random number (issuer/local/local.go:778): the first
