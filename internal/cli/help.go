@@ -78,7 +78,7 @@ var commands = []command{
 		name: "growth", usage: []string{"growth"},
 		summary: "run the same mix at several inventory sizes and fit how each operation's latency grows",
 		about: "Each size of GROWTH_SIZES is an ordinary run on a fresh stack seeded with SEED_INVENTORY certificates' year of history " +
-			"(seed/inventory/); the mix is TIER and SCENARIOS, else list, issuance and ACME renewal-info at low rates, for DURATION (1m unless set). " +
+			"(seed/inventory/); the mix is TIER and SCENARIOS, else list, issuance, ACME renewal-info and OCSP at low rates, for DURATION (1m unless set). " +
 			"Results in results/<RUN_ID>/ (growth.json, .txt, .svg and each size's run); docs/growth.md.",
 		knobs:   []string{"GROWTH_SIZES", "TIER", "SCENARIOS", "DURATION", "CERTCTL_DIST"},
 		example: "GROWTH_SIZES=1000,10000,100000 loadtest growth",

@@ -41,7 +41,7 @@ func soakCmd(ctx context.Context, e Env) int {
 	if e.Getenv("TIER") == "" && e.Getenv("SCENARIOS") == "" {
 		over["TIER"], over["SCENARIOS"] = growthMix.tier, growthMix.scenarios
 		environ = append(environ, "TIER", "SCENARIOS")
-		for k, v := range growthMix.rates {
+		for k, v := range growthMix.knobs {
 			if e.Getenv(k) == "" {
 				over[k] = v
 				environ = append(environ, k)
