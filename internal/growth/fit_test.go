@@ -1,6 +1,8 @@
 package growth
 
 import (
+	"certctl-loadtest/internal/diagnosis"
+	"certctl-loadtest/internal/results"
 	"math"
 	"strings"
 	"testing"
@@ -64,5 +66,38 @@ func TestResultText(t *testing.T) {
 	}
 	if svg := SVG(r); !strings.HasPrefix(svg, "<svg") || !strings.Contains(svg, ">100k<") {
 		t.Errorf("growth.svg: %.200s", svg)
+	}
+}
+
+// The statements the diagnosis saw at each size: the busiest at the largest kept, the one whose busy
+// backends grew most first, a statement absent at a size counted as zero there.
+func TestStatementsThatGrow(t *testing.T) {
+	r := Result{Schema: Schema, Sizes: []float64{1e3, 1e4, 1e5}}
+	shares := []map[string]float64{
+		{"SELECT count(*) FROM managed_certificates": 0.1, "INSERT INTO audit_events": 0.6},
+		{"SELECT count(*) FROM managed_certificates": 0.3, "INSERT INTO audit_events": 0.5, "SELECT … FROM certificate_versions WHERE serial_number = $1": 0.1},
+		{"SELECT count(*) FROM managed_certificates": 0.5, "INSERT INTO audit_events": 0.2, "SELECT … FROM certificate_versions WHERE serial_number = $1": 0.25},
+	}
+	for i, n := range r.Sizes {
+		d := &diagnosis.Diagnosis{ActiveBackends: 2}
+		for q, s := range shares[i] {
+			d.Queries = append(d.Queries, diagnosis.QueryShare{Query: q, Share: s})
+		}
+		r.Add(Step{Size: n}, &results.Summary{Diagnosis: d})
+	}
+	r.Fit()
+	if len(r.Statements) != 3 || r.Statements[0].Query != "SELECT count(*) FROM managed_certificates" {
+		t.Fatalf("%+v", r.Statements)
+	}
+	if got := r.Statements[0].Busy; got[0] != 0.2 || got[2] != 1 {
+		t.Errorf("busy %v; want 0.2 … 1 (share × 2 active backends)", got)
+	}
+	for _, st := range r.Statements {
+		if strings.Contains(st.Query, "serial_number") && st.Busy[0] != 0 {
+			t.Errorf("absent at 1k: %v", st.Busy)
+		}
+	}
+	if txt := Text(r); !strings.Contains(txt, "busiest statements") || !strings.Contains(txt, "0.2  0.6  1\n") {
+		t.Errorf("growth.txt:\n%s", txt)
 	}
 }

@@ -43,13 +43,42 @@ type Result struct {
 	Scenarios []string  `json:"scenarios"`
 	Steps     []Step    `json:"steps"`
 	Ops       []Op      `json:"ops"`
+	// Statements are the database statements the load kept busiest, each with how many backends it kept
+	// busy on average at every size (the diagnosis's share of active backend samples × active backends);
+	// the first is the one whose busy backends grew most from the smallest size to the largest.
+	Statements []StatementGrowth `json:"statements,omitempty"`
+
+	busy map[string]map[float64][2]float64 // statement → size → busy backends, share
 }
+
+// StatementGrowth is one statement across the sizes.
+type StatementGrowth struct {
+	Query string `json:"query"`
+	// Busy is the mean backends running it at each size of Sizes (0 where it was not sampled).
+	Busy []float64 `json:"busy_backends"`
+	// Share is its share of the active backend samples at each size.
+	Share []float64 `json:"share"`
+}
+
+// maxStatements is how many statements growth.json keeps.
+const maxStatements = 5
 
 // Add records one size's run and its scenarios' figures.
 func (r *Result) Add(st Step, sum *results.Summary) {
 	r.Steps = append(r.Steps, st)
 	if sum == nil {
 		return
+	}
+	if d := sum.Diagnosis; d != nil {
+		if r.busy == nil {
+			r.busy = map[string]map[float64][2]float64{}
+		}
+		for _, q := range d.Queries {
+			if r.busy[q.Query] == nil {
+				r.busy[q.Query] = map[float64][2]float64{}
+			}
+			r.busy[q.Query][st.Size] = [2]float64{q.Share * d.ActiveBackends, q.Share}
+		}
 	}
 	for _, sc := range sum.Scenarios {
 		if sc.Record == nil {
@@ -74,8 +103,9 @@ func (r *Result) op(name string) *Op {
 	return &r.Ops[len(r.Ops)-1]
 }
 
-// Fit fits every operation's p50 and p95 against the size.
+// Fit fits every operation's p50 and p95 against the size, and ranks the statements.
 func (r *Result) Fit() {
+	r.rankStatements()
 	sort.Slice(r.Ops, func(i, j int) bool { return r.Ops[i].Name < r.Ops[j].Name })
 	for i := range r.Ops {
 		op := &r.Ops[i]
@@ -140,6 +170,23 @@ func Text(r Result) string {
 		fmt.Fprintln(tw, line+"\t"+fitText(op.P50)+"\t"+fitText(op.P95))
 	}
 	tw.Flush()
+	if len(r.Statements) > 0 {
+		fmt.Fprintf(&b, "\nbusiest statements (mean backends running each; the first grew most):\n")
+		tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+		head := "statement"
+		for _, s := range sizes {
+			head += "\t" + s
+		}
+		fmt.Fprintln(tw, head)
+		for _, st := range r.Statements {
+			line := oneLine(st.Query, 70)
+			for _, v := range st.Busy {
+				line += "\t" + chart.Num(v)
+			}
+			fmt.Fprintln(tw, line)
+		}
+		tw.Flush()
+	}
 	b.WriteString("\nruns:\n")
 	for _, st := range r.Steps {
 		what := fmt.Sprintf("exit %d", st.ExitCode)
@@ -179,4 +226,65 @@ func Write(dir string, r Result) error {
 		}
 	}
 	return nil
+}
+
+// rankStatements keeps the statements busiest at the largest size measured, the one whose busy
+// backends grew most first.
+func (r *Result) rankStatements() {
+	if len(r.busy) == 0 {
+		return
+	}
+	var sizes []float64
+	for _, st := range r.Steps {
+		sizes = append(sizes, st.Size)
+	}
+	sort.Float64s(sizes)
+	first, last := sizes[0], sizes[len(sizes)-1]
+	var out []StatementGrowth
+	for q, at := range r.busy {
+		g := StatementGrowth{Query: q}
+		for _, s := range r.Sizes {
+			v := at[s]
+			g.Busy, g.Share = append(g.Busy, round3(v[0])), append(g.Share, round3(v[1]))
+		}
+		out = append(out, g)
+	}
+	busyAt := func(g StatementGrowth, size float64) float64 {
+		for i, s := range r.Sizes {
+			if s == size {
+				return g.Busy[i]
+			}
+		}
+		return 0
+	}
+	// The busiest at the largest size, then the one that grew most to the front.
+	sort.Slice(out, func(i, j int) bool {
+		a, b := busyAt(out[i], last), busyAt(out[j], last)
+		if a != b {
+			return a > b
+		}
+		return out[i].Query < out[j].Query
+	})
+	if len(out) > maxStatements {
+		out = out[:maxStatements]
+	}
+	grew := 0
+	for i, g := range out {
+		if busyAt(g, last)-busyAt(g, first) > busyAt(out[grew], last)-busyAt(out[grew], first) {
+			grew = i
+		}
+	}
+	out[0], out[grew] = out[grew], out[0]
+	r.Statements = out
+}
+
+func round3(v float64) float64 { return math.Round(v*1000) / 1000 }
+
+// oneLine is a statement on one line, cut to n characters.
+func oneLine(q string, n int) string {
+	q = strings.Join(strings.Fields(q), " ")
+	if r := []rune(q); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return q
 }
