@@ -3,10 +3,12 @@ package cli
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"strconv"
 	"time"
 
 	"certctl-loadtest/internal/harness"
+	"certctl-loadtest/internal/report"
 	"certctl-loadtest/internal/results"
 	"certctl-loadtest/internal/soak"
 )
@@ -83,6 +85,10 @@ func soakCmd(ctx context.Context, e Env) int {
 	if err := soak.Write(cfg.RunDir(), r); err != nil {
 		fmt.Fprintf(e.Stderr, "loadtest: soak: cannot write soak.json in %s: %v\n", cfg.RunDir(), err)
 		return results.ExitEnvironment
+	}
+	// index.html again, now that it has the soak's files to link.
+	if page, err := report.Index(sum, results.RegularFiles(cfg.RunDir())); err == nil {
+		results.WriteFile(filepath.Join(cfg.RunDir(), "index.html"), []byte(page))
 	}
 	fmt.Fprint(e.Stdout, soak.Text(r))
 	switch {

@@ -2,6 +2,7 @@ package growth
 
 import (
 	"certctl-loadtest/internal/diagnosis"
+	"certctl-loadtest/internal/golden"
 	"certctl-loadtest/internal/results"
 	"math"
 	"strings"
@@ -99,5 +100,26 @@ func TestStatementsThatGrow(t *testing.T) {
 	}
 	if txt := Text(r); !strings.Contains(txt, "busiest statements") || !strings.Contains(txt, "0.2  0.6  1\n") {
 		t.Errorf("growth.txt:\n%s", txt)
+	}
+}
+
+// index.html: the table, the plot inline, the statements and a link to each size's run page; nothing
+// from the network.
+func TestIndexGolden(t *testing.T) {
+	r := Result{Schema: Schema, Sizes: []float64{1e3, 1e4, 1e5}, Scenarios: []string{"list_certificates"}}
+	for i, n := range r.Sizes {
+		st := Step{Size: n, RunID: "g-" + SizeText(n), RunDir: "g-" + SizeText(n), TookS: 90}
+		d := &diagnosis.Diagnosis{ActiveBackends: 1, Queries: []diagnosis.QueryShare{{Query: "SELECT count(*)\n  FROM managed_certificates", Share: 0.2 * float64(i+1)}}}
+		r.Add(st, &results.Summary{Diagnosis: d})
+		r.op("list_certificates").Points = append(r.op("list_certificates").Points, Point{Size: n, P50: 2 + n/1000, P95: 4 + 2*n/1000})
+	}
+	r.Fit()
+	page, err := Index(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden.Check(t, "index.html", page)
+	if strings.Contains(page, "http://") && !strings.Contains(page, "http://www.w3.org/2000/svg") {
+		t.Error("index.html links the network")
 	}
 }

@@ -214,13 +214,17 @@ func SVG(r Result) string {
 	return chart.SVG(c)
 }
 
-// Write saves growth.json, growth.txt and growth.svg in dir.
+// Write saves growth.json, growth.txt, growth.svg and index.html in dir.
 func Write(dir string, r Result) error {
 	b, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
 		return err
 	}
-	for name, body := range map[string]string{"growth.json": string(b) + "\n", "growth.txt": Text(r), "growth.svg": SVG(r)} {
+	page, err := Index(r)
+	if err != nil {
+		return err
+	}
+	for name, body := range map[string]string{"growth.json": string(b) + "\n", "growth.txt": Text(r), "growth.svg": SVG(r), "index.html": page} {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
 			return err
 		}

@@ -25,6 +25,11 @@ var runFiles = []struct{ path, what string }{
 	{"run.json", "what ran, where, with what, and how each k6 process ended"},
 	{"logs/stack.log", "the stack's container logs"},
 	{"logs/up.log", "docker compose up"},
+	// A soak's reading of the run (loadtest soak, docs/growth.md#soak), written after the run.
+	{"soak.txt", "the soak: p95 drift per window, memory, tables and autovacuum"},
+	{"soak.json", "the soak as data"},
+	{"soak-p95.svg", "the soak's p95 per window"},
+	{"soak-memory.svg", "the soak's memory per window"},
 }
 
 type indexPage struct {

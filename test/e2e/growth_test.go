@@ -54,7 +54,7 @@ func TestGrowthSmall(t *testing.T) {
 	if !found {
 		t.Errorf("no list_certificates in the growth: %+v", g.Ops)
 	}
-	for _, f := range []string{"growth.txt", "growth.svg"} {
+	for _, f := range []string{"growth.txt", "growth.svg", "index.html"} {
 		if _, err := os.Stat(filepath.Join(dir, "growth-small", f)); err != nil {
 			t.Error(err)
 		}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"certctl-loadtest/internal/soak"
@@ -52,6 +53,9 @@ func TestSoakShort(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(dir, "soak-short", f)); err != nil {
 			t.Error(err)
 		}
+	}
+	if page, err := os.ReadFile(filepath.Join(dir, "soak-short", "index.html")); err != nil || !strings.Contains(string(page), `href="soak.txt"`) {
+		t.Errorf("index.html does not link soak.txt (%v)", err)
 	}
 	t.Logf("soak:\n%s", r.output[max(0, len(r.output)-1500):])
 }
