@@ -79,6 +79,7 @@ func TestBadInput(t *testing.T) {
 		{"soak drift budget of 1", []string{"soak"}, map[string]string{"SOAK_P95_DRIFT": "1"}, `soak: SOAK_P95_DRIFT="1": the most the p95 may grow over the run, a ratio above 1`},
 		{"soak memory budget", []string{"soak"}, map[string]string{"SOAK_MEMORY_GROWTH": "-3"}, `soak: SOAK_MEMORY_GROWTH="-3"`},
 		{"soak too short for its windows", []string{"soak"}, map[string]string{"DURATION": "12m"}, `soak: DURATION=12m in windows of SOAK_WINDOW=5m0s is 2 window(s): a drift needs four at least`},
+		{"unknown inventory audit", []string{"check"}, map[string]string{"SEED_INVENTORY_AUDIT": "some"}, `SEED_INVENTORY_AUDIT="some": all (every audit row a year leaves), service (without the API middleware's) or none`},
 		{"malformed inventory", []string{"check"}, map[string]string{"SEED_INVENTORY": "lots"}, `SEED_INVENTORY="lots" must be a whole number of rows`},
 		{"report of two directories", []string{"report", "a", "b"}, nil, "report: takes one run directory (got 2 arguments: a b)\nusage: loadtest report [--write] [run-dir]"},
 		{"report in an unknown format", []string{"report", "--format", "html", "results/latest"}, nil, `report: --format "html": use text or markdown`},

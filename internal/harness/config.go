@@ -364,6 +364,12 @@ func (c *Config) loadLoadShape(get getter) error {
 			c.Env[k] = v
 		}
 	}
+	if v := get("SEED_INVENTORY_AUDIT", ""); v != "" {
+		if v != "all" && v != "service" && v != "none" {
+			return fmt.Errorf("SEED_INVENTORY_AUDIT=%q: all (every audit row a year leaves), service (without the API middleware's) or none", v)
+		}
+		c.Env["SEED_INVENTORY_AUDIT"] = v
+	}
 	// A year of a fleet's history under the load, whatever the tiers (make loadtest-growth sets it per size).
 	if n, _ := strconv.Atoi(c.Env["SEED_INVENTORY"]); n > 0 {
 		c.Profiles = append(c.Profiles, InventoryProfile)
