@@ -166,7 +166,7 @@ func TestSeedVariablesAreKnobs(t *testing.T) {
 	for _, v := range vars {
 		names = append(names, v.Psql+"←"+v.Knob.Name)
 	}
-	want := "team_id←LT_TEAM_ID owner_id←LT_OWNER_ID policy_id←LT_POLICY_ID issuer_id←LT_ISSUER_ID profile_id←LT_PROFILE_ID per_target←DEPLOY_CERTS_PER_TARGET bulk_certs←SEED_BULK_CERTS agent_count←SEED_AGENTS inventory_certs←SEED_INVENTORY"
+	want := "team_id←LT_TEAM_ID owner_id←LT_OWNER_ID policy_id←LT_POLICY_ID issuer_id←LT_ISSUER_ID profile_id←LT_PROFILE_ID per_target←DEPLOY_CERTS_PER_TARGET bulk_certs←SEED_BULK_CERTS agent_count←SEED_AGENTS inventory_certs←SEED_INVENTORY growth_audit←SEED_INVENTORY_AUDIT"
 	if got := strings.Join(names, " "); got != want {
 		t.Errorf("seed variables:\n got %s\nwant %s", got, want)
 	}
