@@ -14,7 +14,7 @@ import (
 // listing load, the requests it failed and the hundred answered after it.
 func TestColdStartSmall(t *testing.T) {
 	t.Parallel()
-	needStack(t)
+	e2e(t)
 	dir := t.TempDir()
 	r := run(t, knobEnv("RESULTS_DIR="+dir, "RUN_ID=cold-small", "GROWTH_SIZES=300"), loadtest, "coldstart")
 	wantCode(t, r, 0)

@@ -14,7 +14,7 @@ import (
 // operation's p50/p95 at every size and a fitted growth, growth.txt and growth.svg.
 func TestGrowthSmall(t *testing.T) {
 	t.Parallel()
-	needStack(t)
+	e2e(t)
 	dir := t.TempDir()
 	env := knobEnv("RESULTS_DIR="+dir, "GROWTH_SIZES=200,800,3200", "DURATION=10s")
 	// knobEnv's TIER=api: the growth mix is the command's own when TIER and SCENARIOS are both unset.

@@ -60,7 +60,7 @@ func freePort(t *testing.T) int {
 // checked statically against the dashboard (test/observability).
 func TestObservabilityLive(t *testing.T) {
 	t.Parallel()
-	needStack(t)
+	e2e(t)
 	port := freePort(t)
 	base := "http://127.0.0.1:" + strconv.Itoa(port)
 	env := stackEnv(t, "OBSERVABILITY=true", "PROMETHEUS_PORT="+strconv.Itoa(port), "SCENARIOS=list_certificates", "DURATION=45s")

@@ -16,7 +16,7 @@ import (
 // beside it here move the p95 on purpose).
 func TestSoakShort(t *testing.T) {
 	t.Parallel()
-	needStack(t)
+	e2e(t)
 	dir := t.TempDir()
 	r := run(t, knobEnv("RESULTS_DIR="+dir, "RUN_ID=soak-short", "SCENARIOS=list_certificates", "RATE_LIST_CERTIFICATES=10",
 		"DURATION=2m", "SOAK_WINDOW=20s", "COLLECT_TABLES_INTERVAL=20s"), loadtest, "soak")
