@@ -150,7 +150,7 @@ test-browser: ## A run's index.html in headless Chromium (make deps installs it)
 test-k6: ## k6 library modules tested under k6 itself
 	go tool k6 run --quiet --no-color k6/test/lib.test.js
 
-test-e2e: $(LOADTEST) ## The gate's e2e tests (short mode: the tests gate_test.go plans, which TestGatePlan holds to 7 minutes) against the real certctl in CERTCTL_DIST
+test-e2e: $(LOADTEST) ## The gate's e2e tests (short mode: the tests gate_test.go plans, which TestGatePlan holds to 9 minutes) against the real certctl in CERTCTL_DIST
 	go test -count=1 -short -parallel 3 -timeout 30m ./test/e2e/
 
 # The plan first (no docker): the gate's, and every test with its time in the last full rehearsal; then

@@ -88,7 +88,7 @@ type Memory struct {
 	StartMB   float64    `json:"start_mb"`
 	EndMB     float64    `json:"end_mb"`
 	MaxMB     float64    `json:"max_mb"`
-	// SecondHalf is the trend of the minute means (window means, if shorter) over the run's second half,
+	// SecondHalf is the trend of the minute means (half-window means, if shorter) over the run's second half,
 	// in MB per hour.
 	SecondHalf *Trend  `json:"second_half,omitempty"`
 	PctPerHour float64 `json:"pct_per_hour,omitempty"`
@@ -251,8 +251,8 @@ func memory(path string, t0 time.Time, n int, w float64, b Budgets, reasons *[]s
 		sum, cnt := make([]float64, n), make([]int, n)
 		minSum, minCnt := map[int]float64{}, map[int]int{}
 		half := float64(n) * w / 2
-		// Minute means, or window means when the windows are shorter: a short soak still gets points.
-		bin := math.Min(60, w)
+		// Minute means, or half-window means when the windows are shorter: a short soak still gets points.
+		bin := math.Min(60, w/2)
 		for _, p := range pts {
 			i := int(p.s / w)
 			sum[i] += p.mb

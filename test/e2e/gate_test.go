@@ -46,6 +46,12 @@ var gate = []gated{
 	{test: "TestSegmentsMerge", runs: []planned{{cmd: "loadtest run --segments 2", env: "SCENARIOS=list_certificates DURATION=20s"}}},
 	{test: "TestNoRouteOut", runs: []planned{{cmd: "loadtest run", env: "DURATION=20s"}}},
 	{test: "TestDiskFull/too small before the run", runs: []planned{{cmd: "loadtest run", env: "DURATION=5m", aborts: true}}},
+	// The growth modes (docs/growth.md), each at a small size. A growth size is a seeded stack of the
+	// mix's tiers (PKI's included) and 10 s of load; a cold start is a seeded stack and its two restarts.
+	// Their loads as measured alone (make test-e2e-full's records): the planner cannot see a seed or a restart.
+	{test: "TestGrowthSmall", runs: []planned{{cmd: "loadtest growth", env: "TIER= DURATION=10s", n: 3, measured: 30 * time.Second}}},
+	{test: "TestSoakShort", runs: []planned{{cmd: "loadtest soak", env: "SCENARIOS=list_certificates DURATION=40s"}}},
+	{test: "TestColdStartSmall", runs: []planned{{cmd: "loadtest coldstart", measured: 40 * time.Second}}},
 	// Refused before any stack: seconds each.
 	{test: "TestBadInput", runs: []planned{
 		{cmd: "loadtest run", env: "TIER=bogus", refused: true}, {cmd: "loadtest run", env: "DURATION=5x", refused: true},
@@ -110,11 +116,11 @@ const concurrency = 2.4
 const refusedCost = time.Second
 
 // gateBudget is what the gate's e2e part may take as planned (warm): what make test's 20 minutes leave
-// on a cold machine. A cold .ci/run measured 20 min 19 s with 10 min of e2e, 2.4 min of them the images
-// compose builds on first use (a warm e2e took 7.6 min), and 10.3 min for the rest (the Compose plugin,
-// the Debian images, module downloads and builds, the unit, browser, k6 and workflow tests): 20 − 10.3 −
-// 2.4 leaves about 7 minutes.
-const gateBudget = 7 * time.Minute
+// on a cold machine, with a margin. A cold .ci/run (a fresh clone, every image built) measured 717 s at
+// f6b9c6f: 362 s of e2e, planned at 6m25s, and 355 s for the rest (the Compose plugin, the images,
+// module downloads and builds, the unit, browser, k6 and workflow tests). 20 minutes less the rest leave
+// 14; the budget keeps 5 of them for a slower day.
+const gateBudget = 9 * time.Minute
 
 // covering is the gate's entry that a test's runs belong to: its own, or its parent's.
 func covering(name string) (gated, bool) {
