@@ -113,45 +113,30 @@ func Main(ctx context.Context, e Env) int {
 	case "trend":
 		return trendCmd(ctx, e, args)
 	case "capacity":
-		if len(args) > 0 {
-			return badArgs(e, cmd, "takes no arguments (got %q): set SCENARIO and the CAPACITY_* knobs in the environment; see docs/capacity.md", strings.Join(args, " "))
-		}
-		if err := harness.CheckEnvironment(e.Root, e.Environ); err != nil {
-			fmt.Fprintf(e.Stderr, "loadtest: %v\n", err)
-			return results.ExitBadInput
-		}
-		return capacityCmd(ctx, e)
+		return measurementCmd(ctx, e, cmd, args, "SCENARIO and the CAPACITY_* knobs", "docs/capacity.md", capacityCmd)
 	case "growth":
-		if len(args) > 0 {
-			return badArgs(e, cmd, "takes no arguments (got %q): set GROWTH_SIZES and the run's knobs in the environment; see docs/growth.md", strings.Join(args, " "))
-		}
-		if err := harness.CheckEnvironment(e.Root, e.Environ); err != nil {
-			fmt.Fprintf(e.Stderr, "loadtest: %v\n", err)
-			return results.ExitBadInput
-		}
-		return growthCmd(ctx, e)
+		return measurementCmd(ctx, e, cmd, args, "GROWTH_SIZES and the run's knobs", "docs/growth.md", growthCmd)
 	case "soak":
-		if len(args) > 0 {
-			return badArgs(e, cmd, "takes no arguments (got %q): set DURATION, SOAK_WINDOW and the run's knobs in the environment; see docs/growth.md", strings.Join(args, " "))
-		}
-		if err := harness.CheckEnvironment(e.Root, e.Environ); err != nil {
-			fmt.Fprintf(e.Stderr, "loadtest: %v\n", err)
-			return results.ExitBadInput
-		}
-		return soakCmd(ctx, e)
+		return measurementCmd(ctx, e, cmd, args, "DURATION, SOAK_WINDOW and the run's knobs", "docs/growth.md", soakCmd)
 	case "coldstart":
-		if len(args) > 0 {
-			return badArgs(e, cmd, "takes no arguments (got %q): set GROWTH_SIZES and the run's knobs in the environment; see docs/growth.md", strings.Join(args, " "))
-		}
-		if err := harness.CheckEnvironment(e.Root, e.Environ); err != nil {
-			fmt.Fprintf(e.Stderr, "loadtest: %v\n", err)
-			return results.ExitBadInput
-		}
-		return coldstartCmd(ctx, e)
+		return measurementCmd(ctx, e, cmd, args, "GROWTH_SIZES and the run's knobs", "docs/growth.md", coldstartCmd)
 	default:
 		fmt.Fprintf(e.Stderr, "loadtest: unknown command %q%s\n%s", cmd, suggestNear(cmd, commandNames()), shortUsage(""))
 		return results.ExitBadInput
 	}
+}
+
+// measurementCmd runs a measurement of several runs, configured by the environment alone (what in it
+// names), once the environment holds only knobs the harness knows.
+func measurementCmd(ctx context.Context, e Env, cmd string, args []string, what, doc string, fn func(context.Context, Env) int) int {
+	if len(args) > 0 {
+		return badArgs(e, cmd, "takes no arguments (got %q): set %s in the environment; see %s", strings.Join(args, " "), what, doc)
+	}
+	if err := harness.CheckEnvironment(e.Root, e.Environ); err != nil {
+		fmt.Fprintf(e.Stderr, "loadtest: %v\n", err)
+		return results.ExitBadInput
+	}
+	return fn(ctx, e)
 }
 
 // badArgs reports a command's wrong arguments, then its short usage, and exits 2.

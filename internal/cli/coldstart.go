@@ -25,19 +25,7 @@ func coldstartCmd(ctx context.Context, e Env) int {
 		fmt.Fprintf(e.Stderr, "loadtest: coldstart: "+format+"\n", a...)
 		return results.ExitBadInput
 	}
-	spec := e.Getenv("GROWTH_SIZES")
-	if spec == "" {
-		spec = harness.KnobDefault("GROWTH_SIZES")
-	}
-	sizes, err := parseSizes(spec)
-	if err != nil {
-		return fail("%v", err)
-	}
-	base := e.Getenv("RUN_ID")
-	if base == "" {
-		base = "coldstart-" + e.Now().UTC().Format("0102-1504")
-	}
-	dir, err := measurementDir(e, base)
+	sizes, spec, base, dir, err := sweepOf(e, "coldstart")
 	if err != nil {
 		return fail("%v", err)
 	}

@@ -35,41 +35,15 @@ func growthCmd(ctx context.Context, e Env) int {
 		fmt.Fprintf(e.Stderr, "loadtest: growth: "+format+"\n", a...)
 		return results.ExitBadInput
 	}
-	spec := e.Getenv("GROWTH_SIZES")
-	if spec == "" {
-		spec = harness.KnobDefault("GROWTH_SIZES")
-	}
-	sizes, err := parseSizes(spec)
+	sizes, spec, base, dir, err := sweepOf(e, "growth")
 	if err != nil {
 		return fail("%v", err)
 	}
 	if len(sizes) < 3 {
 		fmt.Fprintf(e.Stderr, "loadtest: growth: GROWTH_SIZES=%s: fewer than three sizes give figures but no fitted growth\n", spec)
 	}
-	base := e.Getenv("RUN_ID")
-	if base == "" {
-		base = "growth-" + e.Now().UTC().Format("0102-1504")
-	}
-	dir, err := measurementDir(e, base)
-	if err != nil {
-		return fail("%v", err)
-	}
 	over := map[string]string{"RESULTS_DIR": dir}
-	environ := []string{"RESULTS_DIR", "SEED_INVENTORY"}
-	if e.Getenv("TIER") == "" && e.Getenv("SCENARIOS") == "" {
-		over["TIER"], over["SCENARIOS"] = growthMix.tier, growthMix.scenarios
-		environ = append(environ, "TIER", "SCENARIOS")
-		for k, v := range growthMix.knobs {
-			if e.Getenv(k) == "" {
-				over[k] = v
-				environ = append(environ, k)
-			}
-		}
-	}
-	if e.Getenv("DURATION") == "" {
-		over["DURATION"] = "1m"
-		environ = append(environ, "DURATION")
-	}
+	environ := append([]string{"RESULTS_DIR", "SEED_INVENTORY"}, withMix(e, over, "1m")...)
 	configure := func(size float64) (harness.Config, Env, error) {
 		o := map[string]string{"SEED_INVENTORY": strconv.Itoa(int(size)), "RUN_ID": base + "-" + strings.ToLower(growth.SizeText(size))}
 		for k, v := range over {
@@ -143,4 +117,42 @@ func parseSizes(spec string) ([]float64, error) {
 	}
 	sort.Float64s(sizes)
 	return sizes, nil
+}
+
+// sweepOf reads GROWTH_SIZES and names the sweep's directory: RUN_ID, else <prefix>-<date>.
+func sweepOf(e Env, prefix string) (sizes []float64, spec, base, dir string, err error) {
+	spec = e.Getenv("GROWTH_SIZES")
+	if spec == "" {
+		spec = harness.KnobDefault("GROWTH_SIZES")
+	}
+	if sizes, err = parseSizes(spec); err != nil {
+		return nil, spec, "", "", err
+	}
+	base = e.Getenv("RUN_ID")
+	if base == "" {
+		base = prefix + "-" + e.Now().UTC().Format("0102-1504")
+	}
+	dir, err = measurementDir(e, base)
+	return sizes, spec, base, dir, err
+}
+
+// withMix puts growth's mix into over unless TIER or SCENARIOS choose another, and duration unless
+// DURATION is set; it returns the knobs it set, for the runs' recorded environment.
+func withMix(e Env, over map[string]string, duration string) []string {
+	var set []string
+	if e.Getenv("TIER") == "" && e.Getenv("SCENARIOS") == "" {
+		over["TIER"], over["SCENARIOS"] = growthMix.tier, growthMix.scenarios
+		set = append(set, "TIER", "SCENARIOS")
+		for k, v := range growthMix.knobs {
+			if e.Getenv(k) == "" {
+				over[k] = v
+				set = append(set, k)
+			}
+		}
+	}
+	if e.Getenv("DURATION") == "" {
+		over["DURATION"] = duration
+		set = append(set, "DURATION")
+	}
+	return set
 }

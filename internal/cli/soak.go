@@ -39,21 +39,7 @@ func soakCmd(ctx context.Context, e Env) int {
 		return fail("SOAK_MEMORY_GROWTH=%q: the most certctl's memory may grow, in percent an hour, above 0", knob("SOAK_MEMORY_GROWTH"))
 	}
 	over := map[string]string{}
-	var environ []string
-	if e.Getenv("TIER") == "" && e.Getenv("SCENARIOS") == "" {
-		over["TIER"], over["SCENARIOS"] = growthMix.tier, growthMix.scenarios
-		environ = append(environ, "TIER", "SCENARIOS")
-		for k, v := range growthMix.knobs {
-			if e.Getenv(k) == "" {
-				over[k] = v
-				environ = append(environ, k)
-			}
-		}
-	}
-	if e.Getenv("DURATION") == "" {
-		over["DURATION"] = "30m"
-		environ = append(environ, "DURATION")
-	}
+	environ := withMix(e, over, "30m")
 	if e.Getenv("RUN_ID") == "" {
 		over["RUN_ID"] = "soak-" + e.Now().UTC().Format("0102-1504")
 		environ = append(environ, "RUN_ID")
