@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -42,6 +43,10 @@ func coldstartCmd(ctx context.Context, e Env) int {
 		if c.External != nil {
 			return fail("TARGET=external: a cold start stops and starts certctl, which only the harness's own stack allows")
 		}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		fmt.Fprintf(e.Stderr, "loadtest: coldstart: %v\n", err)
+		return results.ExitEnvironment
 	}
 	res := coldstart.Result{Schema: coldstart.Schema}
 	fmt.Fprintf(e.Stderr, "loadtest: coldstart: certctl restarted at each of %s certificates, a fresh stack and seed each; results in %s\n", spec, dir)

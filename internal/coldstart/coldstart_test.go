@@ -73,7 +73,7 @@ func (f *fakeCertctl) compose(_ context.Context, args ...string) error {
 	switch args[0] {
 	case "stop":
 		f.down.Store(true)
-	case "start", "restart":
+	case "restart":
 		f.down.Store(true)
 		go func() {
 			time.Sleep(100 * time.Millisecond)
