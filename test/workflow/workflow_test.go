@@ -305,7 +305,10 @@ func standIns(t *testing.T, workflows ...string) []string {
 	if len(flags) == 0 {
 		t.Fatalf("no actions found in %s and the local actions", workflows)
 	}
-	return flags
+	// One job at a time: act's LocalRepositoryCache writes a map unguarded when two jobs fetch their
+	// local actions at once (act v0.2.89, local_repository_cache.go:36), and the process dies with
+	// "fatal error: concurrent map writes" (seen once in a CI rehearsal, the Monday schedule's jobs).
+	return append(flags, "--concurrent-jobs", "1")
 }
 
 // hostEnv is what a runner's shell would have: the tools, the Go caches and the Docker engine, none of
