@@ -21,6 +21,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"certctl-loadtest/internal/growth"
 	"certctl-loadtest/internal/samples"
 )
 
@@ -366,7 +367,7 @@ func Text(r Result) string {
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "certificates\tto healthy s (compose)\tfirst %d listings: first / p50 / p95 / max ms\twarm p50 / p95 ms\tunder load: to answer s (compose)\tdrained / failed\tafter: p50 / p95 / max ms\n", Requests)
 	for _, s := range r.Sizes {
-		line := fmt.Sprintf("%s\t%g (%g)\t%g / %g / %g / %g\t%g / %g", sizeText(s.Size), s.ToHealthyS, s.StartCmdS, s.First.FirstMS, s.First.P50, s.First.P95, s.First.Max, s.Warm.P50, s.Warm.P95)
+		line := fmt.Sprintf("%s\t%g (%g)\t%g / %g / %g / %g\t%g / %g", growth.SizeText(s.Size), s.ToHealthyS, s.StartCmdS, s.First.FirstMS, s.First.P50, s.First.P95, s.First.Max, s.Warm.P50, s.Warm.P95)
 		if u := s.UnderLoad; u != nil {
 			line += fmt.Sprintf("\t%g (%g)\t%d / %d\t%g / %g / %g", u.ToFirstOKS, u.RestartCmdS, u.Drained, u.Failed, u.After.P50, u.After.P95, u.After.Max)
 		} else {
@@ -377,7 +378,7 @@ func Text(r Result) string {
 	tw.Flush()
 	for _, s := range r.Sizes {
 		if s.Problem != "" {
-			fmt.Fprintf(&b, "%s: %s\n", sizeText(s.Size), s.Problem)
+			fmt.Fprintf(&b, "%s: %s\n", growth.SizeText(s.Size), s.Problem)
 		}
 	}
 	return b.String()
@@ -397,16 +398,6 @@ func rateText(r Result) string {
 		}
 	}
 	return "steady"
-}
-
-func sizeText(n float64) string {
-	switch {
-	case n >= 1e6 && int64(n)%1_000_000 == 0:
-		return fmt.Sprintf("%gM", n/1e6)
-	case n >= 1e3 && int64(n)%1000 == 0:
-		return fmt.Sprintf("%gk", n/1e3)
-	}
-	return fmt.Sprintf("%g", n)
 }
 
 // Write saves coldstart.json and coldstart.txt in dir.
