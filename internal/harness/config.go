@@ -711,7 +711,7 @@ func digitPrefix(s string) string {
 // as it can, one concurrency level after another: make loadtest-pki.
 var (
 	defaultTiers = []string{"api", "connector"}
-	allExcluded  = map[string]bool{"scale": true, LimiterTier: true, DeployTier: true, PKITier: true}
+	allExcluded  = map[string]bool{"scale": true, LimiterTier: true, DeployTier: true, PKITier: true, GrowthTier: true}
 	// Tiers whose scenarios each get a stack of their own, one after another: together, one would
 	// load the server (scale, pki) or the agents (deploy) the other measures.
 	sequentialTiers = map[string]bool{"scale": true, DeployTier: true, PKITier: true}
@@ -720,6 +720,10 @@ var (
 // PKITier is the tier that judges certctl as a certificate authority: signed ACME orders, issuance
 // throughput, revocation checks.
 const PKITier = "pki"
+
+// GrowthTier holds the growth mix's operations no other tier has (the dashboard's counts, agents' work
+// polls). Out of TIER=all: they measure cost against an inventory, which the default stack has not.
+const GrowthTier = "growth"
 
 // DeployTier is the tier that has certctl's agents deploy to real targets.
 const DeployTier = "deploy"
@@ -792,7 +796,7 @@ func selectTiers(spec string, known map[string][]Scenario) ([]string, error) {
 	for _, t := range strings.Split(spec, ",") {
 		t = strings.TrimSpace(t)
 		if _, ok := known[t]; !ok {
-			return nil, fmt.Errorf("TIER=%q: unknown tier %q; known tiers: %s (or default: api,connector; all: every tier but scale, limiter, deploy and pki)", spec, t, strings.Join(names, ", "))
+			return nil, fmt.Errorf("TIER=%q: unknown tier %q; known tiers: %s (or default: api,connector; all: every tier but scale, limiter, deploy, pki and growth)", spec, t, strings.Join(names, ", "))
 		}
 		if !seen[t] {
 			seen[t] = true

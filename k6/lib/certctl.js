@@ -89,6 +89,36 @@ export function listCertificates(cfg, perPage) {
   return res;
 }
 
+// The dashboard's counts (GET /api/v1/stats/summary): certctl counts its tables on every call, so its
+// cost follows the inventory.
+export function statsSummary(cfg) {
+  const res = http.get(`${cfg.baseUrl}/api/v1/stats/summary`, {
+    headers: auth(cfg),
+    tags: { name: 'GET /api/v1/stats/summary' },
+    timeout: cfg.requestTimeout,
+    responseCallback: http.expectedStatuses(200),
+  });
+  check(res, {
+    'stats summary: 200 with total_certificates': (r) => r.status === 200 && !!json(r) && typeof json(r).total_certificates === 'number',
+  });
+  return res;
+}
+
+// An agent's work poll (GET /api/v1/agents/{id}/work), as certctl's agent sends it every 30 s: the
+// deployment and CSR jobs waiting for it, found through the jobs, targets and mappings tables.
+export function agentWork(cfg, agentID) {
+  const res = http.get(`${cfg.baseUrl}/api/v1/agents/${agentID}/work`, {
+    headers: auth(cfg),
+    tags: { name: 'GET /api/v1/agents/{id}/work' },
+    timeout: cfg.requestTimeout,
+    responseCallback: http.expectedStatuses(200),
+  });
+  check(res, {
+    'agent work: 200 with a count': (r) => r.status === 200 && !!json(r) && typeof json(r).count === 'number',
+  });
+  return res;
+}
+
 // The ids of every row whose name starts with prefix, read page by page through the API, so scenarios
 // use what the seed really wrote (seed/*.sql is the one place that names them). collection is
 // 'certificates' or 'agents'.

@@ -63,3 +63,19 @@ func TestGrowthSmall(t *testing.T) {
 	}
 	t.Logf("growth:\n%s", r.output[max(0, len(r.output)-900):])
 }
+
+// The growth tier's own scenarios (the dashboard's counts, agents' work polls) break every budget when
+// the fault proxy makes certctl slow and wrong on their routes: 3 s answers, half of them 500, two VUs
+// for 12 requests a second. The setup's agent listing (GET /api/v1/agents?…) is not a route the faults
+// hit. Full suite: the gate runs the mix through TestGrowthSmall.
+func TestGrowthTierBreach(t *testing.T) {
+	t.Parallel()
+	e2e(t)
+	r := loadtestRun(t, stackEnv(t, "TIER=growth", "SEED_INVENTORY=100", "DURATION=20s", "MAX_VUS=2", "PRE_VUS=2",
+		"FAULT_LATENCY=3s", "FAULT_ERROR_RATE=0.5", "FAULT_ROUTE=GET /api/v1/stats/summary,GET /api/v1/agents/"))
+	wantCode(t, r, 99)
+	all := []string{"http_req_duration p(95)<800", "http_req_duration p(99)<2000", "http_req_failed rate<0.01", "checks rate>0.99",
+		"dropped_iterations count==0"}
+	wantThresholds(t, r, "stats_summary", all...)
+	wantThresholds(t, r, "agent_work", all...)
+}
