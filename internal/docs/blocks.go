@@ -33,7 +33,7 @@ func CleanEnv(environ []string) []string {
 // Documents carrying generated blocks. k6/lib/knobs.js, the Makefile and the workflow carry theirs inside
 // comments.
 var Documents = []string{"README.md", "docs/configuration.md", "docs/scale.md", "docs/performance-baselines.md",
-	"docs/methodology.md", "docs/certctl-findings.md", "docs/diagnosis.md", "seed/README.md", "k6/lib/knobs.js", "Makefile",
+	"docs/methodology.md", "docs/certctl-findings.md", "docs/diagnosis.md", "docs/growth.md", "seed/README.md", "k6/lib/knobs.js", "Makefile",
 	".github/workflows/loadtest.yml"}
 
 // Blocks renders every generated block by name.
@@ -90,6 +90,10 @@ func Blocks(root string, inspect Inspector) (map[string]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	growthTable, err := GrowthTable(root)
+	if err != nil {
+		return nil, err
+	}
 	blocks := map[string]string{
 		"executors": executors, "tiers": tiers, "scale-seed": scaleSeed, "ports": ports,
 		"scenarios": ScenarioTable(rows), "baselines": baselines, "spotchecks": spotchecks,
@@ -98,6 +102,7 @@ func Blocks(root string, inspect Inspector) (map[string]string, error) {
 		"exit-codes": ExitCodeTable(results.ExitCodes), "seed-variables": seedVars,
 		"defects-registry": RegistryTable(registry), "instruments": InstrumentTable(overhead.Instruments),
 		"findings": FindingsTable(catalog), "workflow-tier": tierInput, "workflow-own-stack": ownStack,
+		"growth-measured": growthTable,
 	}
 	for _, e := range catalog.Findings {
 		script, err := os.ReadFile(filepath.Join(root, findings.ReproDir, e.ID+".sh"))

@@ -123,3 +123,39 @@ func TestIndexGolden(t *testing.T) {
 		t.Error("index.html links the network")
 	}
 }
+
+// docs/growth.md's table of recorded sweeps: each build's row per operation, the sizes of every sweep,
+// and — where a build has no answered request at a size.
+func TestMarkdownGolden(t *testing.T) {
+	sweep := func(slope float64, sizes ...float64) Result {
+		r := Result{Schema: Schema, Sizes: sizes, Scenarios: []string{"list_certificates", "stats_summary"}}
+		for _, n := range sizes {
+			r.Add(Step{Size: n, RunID: "g-" + SizeText(n), RunDir: "g-" + SizeText(n), TookS: 90}, nil)
+			r.op("list_certificates").Points = append(r.op("list_certificates").Points, Point{Size: n, P50: 2 + slope*n/1000, P95: 4 + 2*slope*n/1000, N: 100})
+			// Past 10k the summary answered nothing: Add keeps no point.
+			if n < 1e5 {
+				r.op("stats_summary").Points = append(r.op("stats_summary").Points, Point{Size: n, P50: 50 * n / 1000, P95: 60 * n / 1000, N: 4})
+			}
+		}
+		r.Fit()
+		return r
+	}
+	golden.Check(t, "markdown.md", Markdown([]Recorded{
+		{Build: "main-151107c", Result: sweep(2, 1e3, 1e4, 1e5)},
+		{Build: "v2.1.7", Result: sweep(1, 1e3, 1e4, 1e5, 1e6)},
+	}))
+}
+
+// A size where a scenario answered no request (every call timed out) gives it no point: a p50 of 0 is
+// no latency, and the fit uses the sizes that answered.
+func TestAddSkipsUnanswered(t *testing.T) {
+	var r Result
+	zero, some := 0.0, 40.0
+	r.Add(Step{Size: 1e5}, &results.Summary{Scenarios: []results.Scenario{
+		{Name: "stats_summary", Record: &results.Record{LatencySamples: &zero}},
+		{Name: "list_certificates", Record: &results.Record{LatencySamples: &some, LatencyMS: results.Latency{P50: 61, P95: 270}}},
+	}})
+	if len(r.Ops) != 1 || r.Ops[0].Name != "list_certificates" || r.Ops[0].Points[0].N != 40 {
+		t.Errorf("ops: %+v", r.Ops)
+	}
+}

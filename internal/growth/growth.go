@@ -88,6 +88,10 @@ func (r *Result) Add(st Step, sum *results.Summary) {
 		n := 0
 		if rec.LatencySamples != nil {
 			n = int(*rec.LatencySamples)
+			// No request answered at this size: no latency to plot or fit (its run says why).
+			if n == 0 {
+				continue
+			}
 		}
 		r.op(sc.Name).Points = append(r.op(sc.Name).Points, Point{Size: st.Size, P50: rec.LatencyMS.P50, P95: rec.LatencyMS.P95, N: n})
 	}
