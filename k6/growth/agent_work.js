@@ -6,7 +6,7 @@
 import exec from 'k6/execution';
 import { defineScenario } from '../lib/scenario.js';
 import { probeCertctl } from '../lib/probe.js';
-import { agentWork, seededIDs } from '../lib/certctl.js';
+import { agentWork, registerAgent, seededIDs, setupParams } from '../lib/certctl.js';
 
 const s = defineScenario({
   name: 'agent_work',
@@ -15,8 +15,13 @@ const s = defineScenario({
   load: { executor: 'constant-arrival-rate', rate: 10, preAllocatedVUs: 20, maxVUs: 200 },
   probe: (cfg) => {
     const info = probeCertctl(cfg);
-    const ids = seededIDs(cfg, 'agents', '');
-    if (ids.length === 0) return exec.test.abort('certctl lists no agents to poll for: no seed wrote any');
+    let ids = seededIDs(cfg, 'agents', '');
+    // A stack without an inventory (TIER=growth alone, the workflow's dispatch) has no agent: ten of
+    // its own, with no work waiting, poll the same query.
+    if (ids.length === 0) {
+      const p = setupParams(cfg);
+      ids = Array.from({ length: 10 }, (_, i) => registerAgent(cfg, `lt-work-${cfg.runId}-${i + 1}`, p));
+    }
     return Object.assign(info, { agent_ids: ids });
   },
 });
