@@ -35,21 +35,26 @@ for b in "$OLD" "$NEW"; do
 done
 # The plan, checked as the runs will be (bad input stops here), and its wall time before anything starts:
 # each run is its scenarios' stacks one after another (a tier of stacks per scenario) or one stack, each
-# about 75 s to start and stop on 2 CPUs beside its load.
+# about 25 s to start and stop on 2 CPUs beside its load (measured 21-22 s a run and a capacity step of
+# `make compare-builds KNEE=list_certificates`, images built, 2026-11-28), a deploy stack about 100 s
+# (its agents' polls: test/e2e/gate_test.go's stackCost).
 checked=$(env -u CERTCTL_DIST -u CERTCTL_IMAGE $(side "$OLD") "$loadtest" check) || exit $?
 stacks=1
 if [[ $checked == *"each on a fresh stack"* ]]; then
 	stacks=$(awk '/^scenario /{on=1; next} on && NF == 0 {exit} on {n++} END {print n + 0}' <<<"$checked")
 fi
-per_run=$(((stacks) * ($(seconds "$DURATION") + 75)))
+overhead=25
+[[ ,$TIER, == *,deploy,* ]] && overhead=100
+per_run=$(((stacks) * ($(seconds "$DURATION") + overhead)))
 total=$((per_run * RUNS * 2))
 plan="$RUNS runs a side, alternating, each about $((per_run / 60)) min ($stacks stack(s))"
 if [ -n "$KNEE" ]; then
 	step=$(seconds "${CAPACITY_STEP:-1m}")
 	# A search ramps ×CAPACITY_FACTOR from its start up to 32× (6 steps at the defaults), then bisects to
-	# CAPACITY_PRECISION (about 4 more); a breach is repeated. Twelve steps is a typical search.
-	total=$((total + 2 * 12 * (step + 75)))
-	plan="$plan; then a capacity search of $KNEE per build, typically 12 steps of about $(((step + 75) / 60)) min each"
+	# CAPACITY_PRECISION (about 4 more); a breach is repeated. Twelve steps is a typical search (8 to 11
+	# measured: docs/capacity.md, docs/comparing.md).
+	total=$((total + 2 * 12 * (step + 25)))
+	plan="$plan; then a capacity search of $KNEE per build, typically 12 steps of about $(((step + 25 + 30) / 60)) min each"
 fi
 echo "compare-builds: TIER=$TIER DURATION=$DURATION, $plan: about $((total / 60)) minutes in all; $(label "$OLD") then $(label "$NEW")" >&2
 old_dirs=() new_dirs=()
