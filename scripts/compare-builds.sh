@@ -43,7 +43,8 @@ stacks=1
 if [[ $checked == *"each on a fresh stack"* ]]; then
 	stacks=$(awk '/^scenario /{on=1; next} on && NF == 0 {exit} on {n++} END {print n + 0}' <<<"$checked")
 fi
-overhead=25
+stack_cost=25
+overhead=$stack_cost
 [[ ,$TIER, == *,deploy,* ]] && overhead=100
 per_run=$(((stacks) * ($(seconds "$DURATION") + overhead)))
 total=$((per_run * RUNS * 2))
@@ -53,8 +54,8 @@ if [ -n "$KNEE" ]; then
 	# A search ramps ×CAPACITY_FACTOR from its start up to 32× (6 steps at the defaults), then bisects to
 	# CAPACITY_PRECISION (about 4 more); a breach is repeated. Twelve steps is a typical search (8 to 11
 	# measured: docs/capacity.md, docs/comparing.md).
-	total=$((total + 2 * 12 * (step + 25)))
-	plan="$plan; then a capacity search of $KNEE per build, typically 12 steps of about $(((step + 25 + 30) / 60)) min each"
+	total=$((total + 2 * 12 * (step + stack_cost)))
+	plan="$plan; then a capacity search of $KNEE per build, typically 12 steps of about $(((step + stack_cost + 30) / 60)) min each"
 fi
 echo "compare-builds: TIER=$TIER DURATION=$DURATION, $plan: about $((total / 60)) minutes in all; $(label "$OLD") then $(label "$NEW")" >&2
 old_dirs=() new_dirs=()
