@@ -13,7 +13,7 @@ LOADTEST := bin/loadtest
 # templates) rebuild the binary too.
 GO_SOURCES := $(shell find cmd internal -type f -not -path '*/testdata/*' 2>/dev/null) go.mod go.sum
 
-.PHONY: help quickstart seed-external clean-external k8s collect capacity overhead findings compare compare-builds baseline loadtest loadtest-acme loadtest-deploy loadtest-pki loadtest-growth loadtest-soak loadtest-coldstart loadtest-limiter certctl-images spotcheck loadtest-scale loadtest-scale-bulk loadtest-scale-acme loadtest-scale-agent check report docs images test test-full test-unit test-browser test-k6 test-e2e test-e2e-full test-workflow test-workflow-full clean deps
+.PHONY: help quickstart seed-external clean-external k8s collect capacity overhead findings compare compare-builds baseline loadtest loadtest-acme loadtest-deploy loadtest-pki loadtest-auth loadtest-growth loadtest-soak loadtest-coldstart loadtest-limiter certctl-images spotcheck loadtest-scale loadtest-scale-bulk loadtest-scale-acme loadtest-scale-agent check report docs images test test-full test-unit test-browser test-k6 test-e2e test-e2e-full test-workflow test-workflow-full clean deps
 
 # The common knobs `make help` prints: rendered from internal/harness/knobs.go by `make docs` (a test
 # fails when this block is stale), so help needs no build.
@@ -89,6 +89,9 @@ loadtest-coldstart: $(LOADTEST) ## Cold start: certctl restarted at each invento
 
 loadtest-pki: $(LOADTEST) ## PKI tier: signed ACME orders, issuance throughput at 1, 4 and 16 clients, OCSP and CRL; each scenario on a stack of its own (docs/pki.md); ACME_FINALIZE_WORKAROUND=1 works around certctl's finalize 500
 	@LOADTEST_GOAL=$@ TIER=pki $(LOADTEST) run || { code=$$?; echo "make: $@ exited $$code (the loadtest lines above say which scenario, and where its results are)" >&2; exit $$code; }
+
+loadtest-auth: $(LOADTEST) ## Auth tier: OIDC logins through a real Keycloak, API calls by session beside the API key, cold provider keys, logout and back-channel logout; each scenario on a stack of its own (docs/auth.md); AUTH_WORKAROUNDS=1 works around the certctl defects between a login and a session
+	@LOADTEST_GOAL=$@ TIER=auth $(LOADTEST) run || { code=$$?; echo "make: $@ exited $$code (the loadtest lines above say which scenario, and where its results are)" >&2; exit $$code; }
 
 seed-external: $(LOADTEST) ## TARGET=external: create the base rows on that certctl through its API (CERTCTL_URL, CERTCTL_API_KEY, CONFIRM=yes)
 	@TARGET=external $(LOADTEST) seed-external

@@ -36,7 +36,7 @@ SECURITY_MIRROR=${DEBIAN_SECURITY_MIRROR:-http://deb.debian.org/debian-security}
 FORCE=${FORCE:-}
 JOBS=${JOBS:-4}
 LABEL=org.certctl-loadtest
-ALL_IMAGES=(postgres k6 openssl base nginx httpd haproxy prometheus)
+ALL_IMAGES=(postgres k6 openssl base nginx httpd haproxy prometheus keycloak)
 # Images built around a Go binary: name -> binary built by build_binary.
 declare -A GO_IMAGE=([k6]=k6)
 export DOCKER_BUILDKIT=0 # metadata-only builds on the classic builder (no buildx here)
@@ -163,6 +163,23 @@ build_binary() { # name -> $CACHE/bin/name; go skips relinking when the output i
   esac
 }
 
+# ------------------------------------------------------------------------------------------- downloads
+# A file no Debian package ships (Keycloak's distribution zip, from Maven Central): fetched once into the
+# cache and used only when its SHA-256 is the one image.conf pins, then copied into the rootfs's /tmp/fetch
+# for post-install.sh. A cached file with another hash is fetched again.
+fetch() { # url sha256 destination-directory
+  local url=$1 want=$2 dest=$3 file="$CACHE/fetch/${1##*/}"
+  [ -n "$want" ] || { echo "$url: image.conf pins no FETCH_SHA256" >&2; return 1; }
+  mkdir -p "$CACHE/fetch" "$dest"
+  if [ ! -s "$file" ] || [ "$(sha256sum <"$file" | cut -d' ' -f1)" != "$want" ]; then
+    curl -fsSL --retry 3 -o "$file.part" "$url" || { echo "cannot fetch $url" >&2; return 1; }
+    mv "$file.part" "$file"
+  fi
+  local got; got=$(sha256sum <"$file" | cut -d' ' -f1)
+  [ "$got" = "$want" ] || { echo "$url: sha256 $got, but image.conf pins $want" >&2; return 1; }
+  cp -l "$file" "$dest/" 2>/dev/null || cp "$file" "$dest/"
+}
+
 # ------------------------------------------------------------------------------------------------ images
 SELF_HASH=$(sha256sum "${BASH_SOURCE[0]}" | cut -d' ' -f1)
 inputs_hash() { # name [binary]
@@ -200,6 +217,8 @@ build_image() { # name hash [binary]  (runs in a background job; output goes to 
     [ -n "$bpath" ] || die "$name: image.conf has no BINARY_PATH."
     install -D -m 0755 "$CACHE/bin/$bin" "$root$bpath"
   fi
+  local url; url=$(conf "$name" FETCH_URL)
+  if [ -n "$url" ]; then fetch "$url" "$(conf "$name" FETCH_SHA256)" "$root/tmp/fetch"; fi
   for s in post-install.sh; do
     if [ -f "$dir/$s" ]; then cp "$dir/$s" "$root/tmp/$s"; in_chroot "$root" "bash /tmp/$s"; fi
   done

@@ -30,6 +30,11 @@ type Config struct {
 	BodyRate float64
 	// Routes is FAULT_ROUTE split on commas; empty means every route.
 	Routes []string
+	// Bearer, with BearerPath, is FAULT_BEARER: "<path prefix> <token>". A request under the prefix
+	// that carries no Authorization gets this API key. The auth tier's back-channel logout goes through it
+	// (docs/certctl-findings.md#auth-routes-behind-auth): Keycloak posts no credential, and certctl's
+	// API-only server refuses /auth/* without one.
+	BearerPath, Bearer string
 }
 
 // configError marks failures the operator fixes in the environment (exit
@@ -85,6 +90,14 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	cfg.BodyRate, err = strconv.ParseFloat(body, 64)
 	if err != nil || math.IsNaN(cfg.BodyRate) || cfg.BodyRate < 0 || cfg.BodyRate > 1 {
 		return cfg, badConfig("FAULT_BODY_RATE: %q is not a number between 0 and 1 (e.g. 0.5)", body)
+	}
+	if v := strings.TrimSpace(getenv("FAULT_BEARER")); v != "" {
+		path, token, ok := strings.Cut(v, " ")
+		token = strings.TrimSpace(token)
+		if !ok || !strings.HasPrefix(path, "/") || token == "" || strings.ContainsAny(token, " \r\n") {
+			return cfg, badConfig("FAULT_BEARER: want \"/path-prefix token\" (e.g. \"/auth/ lt-…\"), got a value of %d characters", len(v))
+		}
+		cfg.BearerPath, cfg.Bearer = path, token
 	}
 	if v := getenv("FAULT_ROUTE"); strings.TrimSpace(v) != "" {
 		for _, route := range strings.Split(v, ",") {

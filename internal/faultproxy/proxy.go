@@ -151,6 +151,9 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	untimed := r.Header.Get(UntimedHeader) != ""
 	r.Header.Del(UntimedHeader)
+	if p.cfg.Bearer != "" && strings.HasPrefix(r.URL.Path, p.cfg.BearerPath) && r.Header.Get("Authorization") == "" {
+		r.Header.Set("Authorization", "Bearer "+p.cfg.Bearer)
+	}
 	if !untimed && p.cfg.FaultsActive() && p.cfg.Faulted(r.Method, r.URL.Path) {
 		if p.cfg.Latency > 0 {
 			if !p.opts.Wait(r.Context(), p.cfg.Latency) {

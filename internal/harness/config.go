@@ -118,7 +118,7 @@ func Load(root string, getenv func(string) string, now time.Time) (Config, error
 	// In this order: a later step reads what an earlier one settled (tiers before the limiter,
 	// scenarios and DURATION before the bulk pool).
 	for _, step := range []func(getter) error{
-		c.loadTiers, c.loadDist, c.loadFaultProxy, c.loadTimes, c.loadImages, c.loadLoadShape, c.loadScheduler,
+		c.loadTiers, c.loadDist, c.loadFaultProxy, c.loadTimes, c.loadImages, c.loadLoadShape, c.loadScheduler, c.loadAuth,
 		c.loadK6Checks, c.loadK6Outputs, c.loadSegments, c.loadTarget, func(g getter) error { return c.loadRunID(g, now) }, c.loadSecrets, c.loadLimiter,
 	} {
 		if err := step(get); err != nil {
@@ -218,6 +218,51 @@ func (c *Config) loadDeployKnobs(get getter) error {
 		if n, _ := strconv.Atoi(c.Env["DEPLOY_MASS_CERTS"]); n > 4*per {
 			return fmt.Errorf("DEPLOY_MASS_CERTS=%d: the four deploy targets have %d certificates each (DEPLOY_CERTS_PER_TARGET); raise that to at least %d", n, per, (n+3)/4)
 		}
+	}
+	return nil
+}
+
+// AuthTier logs in to certctl through a real OpenID provider (Keycloak, compose profile auth) and uses
+// the sessions it gets: docs/auth.md.
+const AuthTier = "auth"
+
+// loadAuth settles the auth tier: the realm's two client secrets (generated per run, redacted), certctl's
+// private-address guard off (the provider is on loadnet), the back-channel logout's shape and the
+// workarounds of the defects between a login and a usable session.
+func (c *Config) loadAuth(get getter) error {
+	if !slices.Contains(c.Tiers, AuthTier) {
+		return nil
+	}
+	for _, k := range []string{"AUTH_CLIENT_SECRET", "AUTH_ADMIN_SECRET"} {
+		v := get(k, randomHex(16))
+		c.Env[k] = v
+		c.Secrets = append(c.Secrets, v)
+	}
+	if v := get("CERTCTL_BLOCK_RFC1918_OUTBOUND", "false"); v != "false" {
+		return fmt.Errorf("CERTCTL_BLOCK_RFC1918_OUTBOUND=%s: the %s tier's provider has a private address on the stack's network, which the guard refuses; leave it unset", v, AuthTier)
+	}
+	c.Env["CERTCTL_BLOCK_RFC1918_OUTBOUND"] = "false"
+	switch v := get("AUTH_BCL_SID", KnobDefault("AUTH_BCL_SID")); v {
+	case "true", "false":
+		c.Env["AUTH_BCL_SID"] = v
+	default:
+		return fmt.Errorf("AUTH_BCL_SID=%q: true (Keycloak names the session in its logout token, its default) or false (the user only)", v)
+	}
+	if v := get("AUTH_USERS", ""); v != "" {
+		if n, err := strconv.Atoi(v); err != nil || n <= 0 || n > 1000 {
+			return fmt.Errorf("AUTH_USERS=%q: a number of realm users from 1 to 1000", v)
+		}
+		c.Env["AUTH_USERS"] = v
+	}
+	switch v := get("AUTH_WORKAROUNDS", "0"); v {
+	case "0":
+	case "1":
+		c.Profiles = append(c.Profiles, "auth-workaround")
+		c.Env["AUTH_WORKAROUNDS"] = v
+		// Keycloak's back-channel logout through the relay that adds the API key (docker-compose.yml).
+		c.Env["AUTH_BCL_URL"] = "https://auth-relay:8443/auth/oidc/back-channel-logout"
+	default:
+		return fmt.Errorf("AUTH_WORKAROUNDS=%q: use 1 (work around the defects between a login and a session, docs/auth.md) or 0", v)
 	}
 	return nil
 }
@@ -711,10 +756,11 @@ func digitPrefix(s string) string {
 // as it can, one concurrency level after another: make loadtest-pki.
 var (
 	defaultTiers = []string{"api", "connector"}
-	allExcluded  = map[string]bool{"scale": true, LimiterTier: true, DeployTier: true, PKITier: true, GrowthTier: true}
+	allExcluded  = map[string]bool{"scale": true, LimiterTier: true, DeployTier: true, PKITier: true, GrowthTier: true, AuthTier: true}
 	// Tiers whose scenarios each get a stack of their own, one after another: together, one would
-	// load the server (scale, pki) or the agents (deploy) the other measures.
-	sequentialTiers = map[string]bool{"scale": true, DeployTier: true, PKITier: true}
+	// load the server (scale, pki) or the agents (deploy) the other measures, or turn the provider's keys
+	// cold and end the sessions the other measures (auth).
+	sequentialTiers = map[string]bool{"scale": true, DeployTier: true, PKITier: true, AuthTier: true}
 )
 
 // PKITier is the tier that judges certctl as a certificate authority: signed ACME orders, issuance
@@ -796,7 +842,7 @@ func selectTiers(spec string, known map[string][]Scenario) ([]string, error) {
 	for _, t := range strings.Split(spec, ",") {
 		t = strings.TrimSpace(t)
 		if _, ok := known[t]; !ok {
-			return nil, fmt.Errorf("TIER=%q: unknown tier %q; known tiers: %s (or default: api,connector; all: every tier but scale, limiter, deploy, pki and growth)", spec, t, strings.Join(names, ", "))
+			return nil, fmt.Errorf("TIER=%q: unknown tier %q; known tiers: %s (or default: api,connector; all: every tier but scale, limiter, deploy, pki, growth and auth)", spec, t, strings.Join(names, ", "))
 		}
 		if !seen[t] {
 			seen[t] = true

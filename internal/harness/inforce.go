@@ -7,7 +7,7 @@ import (
 )
 
 // secretKnobs are written down as [redacted]: run.json and the repeat command are shared.
-var secretKnobs = []string{"CERTCTL_API_KEY", "CERTCTL_TOKEN", "CERTCTL_CONFIG_ENCRYPTION_KEY"}
+var secretKnobs = []string{"CERTCTL_API_KEY", "CERTCTL_TOKEN", "CERTCTL_CONFIG_ENCRYPTION_KEY", "AUTH_CLIENT_SECRET", "AUTH_ADMIN_SECRET"}
 
 // Setting is one knob in force: set in the environment to something other than its default.
 type Setting struct{ Name, Value string }

@@ -148,6 +148,23 @@ export const pkiOCSPLeadingZero = declare(Counter, 'pki_ocsp_post_leading_zero')
 export const pkiCRLOK = declare(Rate, 'pki_crl_ok');
 export const pkiCRLMissingRevoked = declare(Counter, 'pki_crl_missing_revoked');
 
+// Auth tier (k6/lib/oidc.js): one OIDC login's legs. Initiate is certctl's redirect to the provider,
+// provider is Keycloak's form and its answer, callback is certctl's own work (the code exchange, the ID
+// token's checks, the user and the session): the figure certctl's benchmarks publish.
+export const oidcLoginMS = declare(Trend, 'oidc_login_ms', true);
+export const oidcInitiateMS = declare(Trend, 'oidc_initiate_ms', true);
+export const oidcProviderMS = declare(Trend, 'oidc_provider_ms', true);
+export const oidcCallbackMS = declare(Trend, 'oidc_callback_ms', true);
+export const oidcLoginOK = declare(Rate, 'oidc_login_ok');
+// Failed logins by leg and reason (tag reason: initiate_401, callback_unmapped_groups, …).
+export const oidcLoginFailed = declare(Counter, 'oidc_login_failed');
+// A session certctl should have refused (logged out, or ended at the provider) that it accepted.
+export const sessionRevokedAccepted = declare(Counter, 'session_revoked_accepted');
+export const sessionRevokedRefused = declare(Rate, 'session_revoked_refused');
+// From a session's end (certctl's logout answered, or Keycloak's admin call returned) to certctl's first
+// refusal of it.
+export const logoutEffectiveMS = declare(Trend, 'logout_effective_ms', true);
+
 // metricName('http_req_duration{endpoint:nonce}') -> 'http_req_duration'; throws on a malformed selector.
 export function metricName(selector, where) {
   const m = /^([A-Za-z0-9_]+)(?:\{(.*)\})?$/.exec(selector);
