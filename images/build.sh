@@ -85,7 +85,7 @@ flock -w 900 9 || die "another build.sh holds $CACHE/build.lock."
 RUN=$(mktemp -d "$CACHE/work/run.XXXXXX")
 cleanup() {
   local m
-  # Never leave a mount behind (none are made today; belt and braces before rm -rf).
+  # Never leave a mount behind (an image's /proc, MOUNT_PROC) before rm -rf.
   for m in $(awk -v p="$RUN/" 'index($2, p) == 1 { print $2 }' /proc/mounts | sort -r); do umount -l "$m" || true; done
   rm -rf --one-file-system "$RUN"
 }
@@ -206,6 +206,9 @@ build_image() { # name hash [binary]  (runs in a background job; output goes to 
   for s in pre-install.sh; do
     if [ -f "$dir/$s" ]; then cp "$dir/$s" "$root/tmp/$s"; in_chroot "$root" "bash /tmp/$s"; fi
   done
+  # A package whose maintainer script runs a program that needs /proc (OpenJDK's postinst runs java)
+  # gets one for the install; it is unmounted before the rootfs is packed (and by cleanup on a failure).
+  local proc=; if [ "$(conf "$name" MOUNT_PROC)" = 1 ]; then mount -t proc proc "$root/proc"; proc=$root/proc; fi
   local pkgs; pkgs=$(sed -e 's/#.*//' "$dir/packages" | xargs)
   # The base's apt lists may be stale: refresh, then take every pending (security) update as well.
   in_chroot "$root" "apt-get update -q && apt-get -y -q upgrade && apt-get -y -q install $pkgs && apt-get -q autoclean"
@@ -222,6 +225,7 @@ build_image() { # name hash [binary]  (runs in a background job; output goes to 
   for s in post-install.sh; do
     if [ -f "$dir/$s" ]; then cp "$dir/$s" "$root/tmp/$s"; in_chroot "$root" "bash /tmp/$s"; fi
   done
+  if [ -n "$proc" ]; then umount "$proc"; fi
   # The tag must say what is inside, read from the rootfs itself: a stand-in is not its upstream.
   local version; version=$(in_chroot "$root" "$(declare -f debver); $(conf "$name" VERSION_CMD)")
   if [ -z "$version" ] || [ "${tag##*:}" != "$version" ]; then

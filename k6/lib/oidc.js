@@ -108,6 +108,9 @@ export function ensureProvider(cfg, a) {
       groups_claim_path: 'groups',
       groups_claim_format: 'string-array',
       scopes: ['openid', 'profile', 'email'],
+      // Left out (as in certctl's own Keycloak runbook), certctl stores NULL in a NOT NULL column and
+      // answers 500 "could not create provider" (docs/certctl-findings.md#oidc-provider-null-domains).
+      allowed_email_domains: [],
     }), setupParams(h));
     p = json(res);
     if (res.status !== 201 || !p || !p.id) {
