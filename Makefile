@@ -18,7 +18,7 @@ GO_SOURCES := $(shell find cmd internal -type f -not -path '*/testdata/*' 2>/dev
 # The common knobs `make help` prints: rendered from internal/harness/knobs.go by `make docs` (a test
 # fails when this block is stale), so help needs no build.
 # <!-- generated:make-knobs do not edit: make docs -->
-#:   TIER=default                       Tiers to run: folders of k6/ (api, connector, acme, scale, limiter, deploy, pki, growth); default is api,connector, all every tier but scale, limiter (which runs alone, with certctl's rate limiter on), deploy (real agents, loops of a minute: docs/deploy.md), pki (certctl signing as fast as it can: docs/pki.md) and growth (the growth mix's own operations, for an inventory: docs/growth.md).
+#:   TIER=default                       Tiers to run: folders of k6/ (api, connector, acme, scale, limiter, deploy, pki, growth, auth); default is api,connector, all every tier but scale, limiter (which runs alone, with certctl's rate limiter on), deploy (real agents, loops of a minute: docs/deploy.md), pki (certctl signing as fast as it can: docs/pki.md), growth (the growth mix's own operations, for an inventory: docs/growth.md) and auth (logins through a real Keycloak, each scenario on a stack of its own: docs/auth.md).
 #:   SCENARIOS (all of the tiers')      Only these scenarios of the selected tiers (file names under k6/<tier>/), e.g. SCENARIOS=list_certificates.
 #:   DURATION=5m                        Length of every scenario, in k6's syntax (30s, 1m30s).
 #:   RATE_<SCENARIO> (the scenario's)   Iterations per time unit of an arrival-rate scenario (per second; per minute for the connector tier), e.g. RATE_LIST_CERTIFICATES=20.
@@ -46,7 +46,7 @@ quickstart: $(LOADTEST) ## A first run of about two minutes: list_certificates f
 loadtest: $(LOADTEST) ## API + connector tiers against certctl (CERTCTL_IMAGE, or the build in CERTCTL_DIST); results in results/latest
 	@LOADTEST_GOAL=$@ $(LOADTEST) run || { code=$$?; echo "make: loadtest exited $$code (the loadtest line above says why, and which run)" >&2; exit $$code; }
 
-loadtest-acme: $(LOADTEST) ## The ACME tier (directory, nonce, renewal-info) against certctl; TIER=all runs every tier but deploy, growth, limiter, pki and scale
+loadtest-acme: $(LOADTEST) ## The ACME tier (directory, nonce, renewal-info) against certctl; TIER=all runs every tier but auth, deploy, growth, limiter, pki and scale
 	@LOADTEST_GOAL=$@ TIER=acme $(LOADTEST) run || { code=$$?; echo "make: $@ exited $$code" >&2; exit $$code; }
 
 loadtest-limiter: $(LOADTEST) ## The limiter tier alone, certctl's rate limiter on: are excess ACME requests answered in RFC 8555's shape?

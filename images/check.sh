@@ -7,7 +7,7 @@
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-ALL=(postgres k6 openssl base nginx httpd haproxy prometheus)
+ALL=(postgres k6 openssl base nginx httpd haproxy prometheus keycloak)
 RUN_ID=certctl-offline-check-$$
 LBL=org.certctl-loadtest.check=$RUN_ID
 TMP=$(mktemp -d)
@@ -281,6 +281,24 @@ check_prometheus() {
   expect "query API answers" '"status":"success"' docker exec "$c" wget -q -O - 'http://127.0.0.1:9090/api/v1/query?query=up'
   expect "runs as nobody (65534)" "65534" docker exec "$c" sh -c 'awk "/^Uid:/ {print \$2}" /proc/1/status'
   check "SIGTERM stop, exit 0" stop_quickly "$c" 15
+}
+
+# ------------------------------------------------------------------------------------------------ keycloak
+# Started as the auth tier starts it (docker-compose.yml, keycloak), without TLS: the options built into the
+# image (dev-file, local cache, health) must not be rebuilt at start, and the management port must say UP.
+check_keycloak() {
+  local t c; t=$(tag keycloak); c=$RUN_ID-keycloak
+  expect "Keycloak ${t##*:} inside, as the tag says" "Keycloak ${t##*:}" run "$t" --version
+  expect "runs as uid 1000" "1000" run --entrypoint id "$t" -u
+  create --name "$c" -e KC_BOOTSTRAP_ADMIN_USERNAME=admin -e KC_BOOTSTRAP_ADMIN_PASSWORD=check \
+    "$t" start --optimized --http-enabled=true --hostname-strict=false --db=dev-file --cache=local --health-enabled=true >/dev/null
+  docker start "$c" >/dev/null
+  if ! wait_for 120 docker exec "$c" bash -c 'exec 3<>/dev/tcp/127.0.0.1/9000 && printf "GET /health/ready HTTP/1.0\r\n\r\n" >&3 && grep -q UP <&3'; then
+    fail "keycloak did not become ready: $(docker logs --tail 5 "$c" 2>&1 | tr '\n' ' ')"; return
+  fi
+  ok "ready, started --optimized with the options built into the image"
+  expect "serves the master realm's discovery" '"issuer"' docker exec "$c" bash -c 'exec 3<>/dev/tcp/127.0.0.1/8080 && printf "GET /realms/master/.well-known/openid-configuration HTTP/1.0\r\nHost: localhost\r\n\r\n" >&3 && cat <&3'
+  check "SIGTERM stop" stop_quickly "$c" 30
 }
 
 # ---------------------------------------------------------------------------------------------------- base

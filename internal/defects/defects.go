@@ -157,7 +157,7 @@ func Classify(reg []Entry, build string, scenarios []Scenario) Verdict {
 			if !slices.Contains(e.Scenarios, sc.Name) || !sc.Judged || !slices.Contains(e.Seen, build) {
 				continue
 			}
-			if !e.evident(sc) && !e.workedAround(sc) {
+			if !e.evident(sc) && !e.workedAround(sc) && !e.masked(sc) {
 				absent[e.ID] = append(absent[e.ID], sc.Name)
 			}
 		}
@@ -202,10 +202,11 @@ func (e Entry) explains(b Breach) bool {
 	return false
 }
 
-// evident reports whether the scenario's record shows the defect.
+// evident reports whether the scenario's record shows the defect. A threshold that judged no sample
+// shows nothing: it fails because something else stopped the operation it measures.
 func (e Entry) evident(sc Scenario) bool {
 	if t := e.Evidence.Threshold; t != "" {
-		return slices.ContainsFunc(sc.Breached, func(b Breach) bool { return b.Threshold == t })
+		return slices.ContainsFunc(sc.Breached, func(b Breach) bool { return b.Threshold == t && b.Measured != "no sample" })
 	}
 	c := e.Evidence.Counter
 	if prefix, ok := strings.CutSuffix(c, "*"); ok {
@@ -217,6 +218,13 @@ func (e Entry) evident(sc Scenario) bool {
 		return false
 	}
 	return sc.Counters[c] > 0
+}
+
+// masked reports whether the entry's evidence is a threshold that judged no sample: the run cannot say
+// whether the defect is there (another stopped every operation the threshold measures).
+func (e Entry) masked(sc Scenario) bool {
+	t := e.Evidence.Threshold
+	return t != "" && slices.ContainsFunc(sc.Breached, func(b Breach) bool { return b.Threshold == t && b.Measured == "no sample" })
 }
 
 func (e Entry) workedAround(sc Scenario) bool {

@@ -114,6 +114,35 @@ func TestClassifyPrefixCounterAndSetupValue(t *testing.T) {
 	}
 }
 
+// A threshold as evidence: the session's added cost measured above its median budget shows the key
+// derivation; the same budget over no sample (no login got a session) shows nothing, and the breaches
+// are the refused login's alone.
+func TestClassifyThresholdEvidenceNeedsASample(t *testing.T) {
+	reg := registry(t)
+	slow := Scenario{Name: "oidc_login", Judged: true, Setup: map[string]any{"workarounds": true}, Breached: []Breach{
+		{Scenario: "oidc_login", Threshold: "session_added_ms med<50", Measured: "med=170 ms"},
+		{Scenario: "oidc_login", Threshold: "oidc_callback_ms p(99)<25", Measured: "p(99)=1000 ms"},
+	}}
+	if v := Classify(reg, "v2.1.7", []Scenario{slow}); len(v.New) != 0 || len(v.Known) != 2 || v.Known[1].Defects[0] != "session-pbkdf2-per-request" {
+		t.Errorf("measured: %+v", v)
+	}
+	refused := Scenario{Name: "oidc_login", Judged: true, Counters: map[string]float64{"initiate_401": 5}, Setup: map[string]any{"workarounds": false},
+		Breached: []Breach{
+			{Scenario: "oidc_login", Threshold: "oidc_initiate_401 count==0", Measured: "count=5"},
+			{Scenario: "oidc_login", Threshold: "session_added_ms med<50", Measured: "no sample"},
+		}}
+	v := Classify(reg, "v2.1.7", []Scenario{refused})
+	for _, k := range v.Known {
+		if len(k.Defects) != 1 || k.Defects[0] != "auth-routes-behind-auth" {
+			t.Errorf("refused: %+v", k)
+		}
+	}
+	// Nor does the derivation's evidence, over no sample, say it is gone.
+	if len(v.Known) != 2 || len(v.New) != 0 || len(v.NotAppearing) != 0 {
+		t.Errorf("refused: %+v", v)
+	}
+}
+
 // Ids are the findings' anchors: lower case words joined by hyphens.
 func TestIDs(t *testing.T) {
 	re := regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)

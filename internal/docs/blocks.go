@@ -94,6 +94,10 @@ func Blocks(root string, inspect Inspector) (map[string]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	authTable, err := AuthTable(root)
+	if err != nil {
+		return nil, err
+	}
 	blocks := map[string]string{
 		"executors": executors, "tiers": tiers, "scale-seed": scaleSeed, "ports": ports,
 		"scenarios": ScenarioTable(rows), "baselines": baselines, "spotchecks": spotchecks,
@@ -102,7 +106,7 @@ func Blocks(root string, inspect Inspector) (map[string]string, error) {
 		"exit-codes": ExitCodeTable(results.ExitCodes), "seed-variables": seedVars,
 		"defects-registry": RegistryTable(registry), "instruments": InstrumentTable(overhead.Instruments),
 		"findings": FindingsTable(catalog), "workflow-tier": tierInput, "workflow-own-stack": ownStack,
-		"growth-measured": growthTable,
+		"growth-measured": growthTable, "auth-measured": authTable,
 	}
 	for _, e := range catalog.Findings {
 		script, err := os.ReadFile(filepath.Join(root, findings.ReproDir, e.ID+".sh"))

@@ -82,6 +82,9 @@ func TestLoadConfigRejects(t *testing.T) {
 		{"FAULT_ROUTE", "GET$", "METHOD /path-prefix"},
 		{"FAULT_ROUTE", "POST /a,", "comma-separated"},
 		{"FAULT_ROUTE", "POST /a,bogus route", "comma-separated"},
+		{"FAULT_BEARER", "lt-key", "/path-prefix token"},
+		{"FAULT_BEARER", "/auth/", "/path-prefix token"},
+		{"FAULT_BEARER", "auth lt-key", "/path-prefix token"},
 	} {
 		_, err := LoadConfig(getenvFrom(map[string]string{tc.name: tc.value}))
 		if err == nil {

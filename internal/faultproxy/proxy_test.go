@@ -374,3 +374,25 @@ func TestBodyRateOne(t *testing.T) {
 		t.Errorf("stats = %+v", s)
 	}
 }
+
+// FAULT_BEARER: the relay of the auth tier adds the harness's key to Keycloak's back-channel logouts,
+// which carry none; a request that has a credential, or lies outside the prefix, goes as it came.
+func TestBearerAddedUnderItsPrefixOnly(t *testing.T) {
+	h := start(t, setup{env: map[string]string{"FAULT_BEARER": "/auth/ lt-key"}})
+	for _, tc := range []struct {
+		path, auth, want string
+	}{
+		{"/auth/oidc/back-channel-logout", "", "Bearer lt-key"},
+		{"/auth/oidc/login", "Bearer other", "Bearer other"},
+		{"/api/v1/certificates", "", ""},
+		{"/authority", "", ""},
+	} {
+		header := http.Header{}
+		if tc.auth != "" {
+			header.Set("Authorization", tc.auth)
+		}
+		if r := h.doWith("GET", tc.path, nil, header); r.Header.Get("X-Upstream-Auth") != tc.want {
+			t.Errorf("%s with %q: upstream got %q, want %q", tc.path, tc.auth, r.Header.Get("X-Upstream-Auth"), tc.want)
+		}
+	}
+}

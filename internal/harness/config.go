@@ -238,7 +238,7 @@ func (c *Config) loadAuth(get getter) error {
 		c.Env[k] = v
 		c.Secrets = append(c.Secrets, v)
 	}
-	if v := get("CERTCTL_BLOCK_RFC1918_OUTBOUND", "false"); v != "false" {
+	if v := get("CERTCTL_BLOCK_RFC1918_OUTBOUND", ""); v != "" && v != "false" {
 		return fmt.Errorf("CERTCTL_BLOCK_RFC1918_OUTBOUND=%s: the %s tier's provider has a private address on the stack's network, which the guard refuses; leave it unset", v, AuthTier)
 	}
 	c.Env["CERTCTL_BLOCK_RFC1918_OUTBOUND"] = "false"
@@ -254,11 +254,12 @@ func (c *Config) loadAuth(get getter) error {
 		}
 		c.Env["AUTH_USERS"] = v
 	}
-	switch v := get("AUTH_WORKAROUNDS", "0"); v {
+	v := get("AUTH_WORKAROUNDS", KnobDefault("AUTH_WORKAROUNDS"))
+	c.Env["AUTH_WORKAROUNDS"] = v // k6 reads it too: whether the login carries the API key
+	switch v {
 	case "0":
 	case "1":
 		c.Profiles = append(c.Profiles, "auth-workaround")
-		c.Env["AUTH_WORKAROUNDS"] = v
 		// Keycloak's back-channel logout through the relay that adds the API key (docker-compose.yml).
 		c.Env["AUTH_BCL_URL"] = "https://auth-relay:8443/auth/oidc/back-channel-logout"
 	default:

@@ -518,6 +518,15 @@ func findings(rows []Scenario) []string {
 			}
 			out = append(out, fmt.Sprintf("%s: OCSP answered 500 %.0f times: this certctl's local issuer cannot create its OCSP responder key, so it answers no OCSP request (docs/certctl-findings.md#ocsp-500); %s", sc.Name, n, fix))
 		}
+		if n := r.Counters["initiate_401"]; n > 0 {
+			out = append(out, fmt.Sprintf("%s: a login's start answered 401 %.0f times: this certctl puts /auth/* behind its API authentication, so no browser gets to the provider (docs/certctl-findings.md#auth-routes-behind-auth); AUTH_WORKAROUNDS=1 sends the API key there, so the rest of the login is measured", sc.Name, n))
+		}
+		if n := r.Counters["initiate_500"]; n > 0 {
+			out = append(out, fmt.Sprintf("%s: a login's start answered 500 %.0f times, as it does for a provider certctl stored disabled (docs/certctl-findings.md#oidc-provider-disabled); AUTH_WORKAROUNDS=1 stores it enabled", sc.Name, n))
+		}
+		if n := r.Counters["backchannel_kept"]; n > 0 {
+			out = append(out, fmt.Sprintf("%s: %.0f sessions stayed accepted after the provider's back-channel logout of their user: Keycloak names the session (sid), which certctl does not store, so it revokes nothing (docs/certctl-findings.md#bcl-sid-revokes-nothing); AUTH_BCL_SID=false makes Keycloak name the user only", sc.Name, n))
+		}
 	}
 	return out
 }

@@ -158,6 +158,15 @@ export const oidcCallbackMS = declare(Trend, 'oidc_callback_ms', true);
 export const oidcLoginOK = declare(Rate, 'oidc_login_ok');
 // Failed logins by leg and reason (tag reason: initiate_401, callback_unmapped_groups, …).
 export const oidcLoginFailed = declare(Counter, 'oidc_login_failed');
+// A login's start answered 401 (certctl's API authentication in front of /auth/*: docs/certctl-findings.md
+// #auth-routes-behind-auth) or 500 (the provider stored disabled: #oidc-provider-disabled).
+export const oidcInitiate401 = declare(Counter, 'oidc_initiate_401');
+export const oidcInitiate500 = declare(Counter, 'oidc_initiate_500');
+// What the session path adds to a call: the same who-am-I (GET /api/v1/auth/check) by session cookie
+// less by API key, in one iteration.
+export const sessionAddedMS = declare(Trend, 'session_added_ms', true);
+// A session still accepted 5 s after the provider's back-channel logout of its user.
+export const backchannelSessionKept = declare(Counter, 'backchannel_session_kept');
 // A session certctl should have refused (logged out, or ended at the provider) that it accepted.
 export const sessionRevokedAccepted = declare(Counter, 'session_revoked_accepted');
 export const sessionRevokedRefused = declare(Rate, 'session_revoked_refused');

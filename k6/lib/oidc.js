@@ -11,7 +11,8 @@ import { untimedHeaders, json } from './certctl.js';
 import { probeCertctl } from './probe.js';
 import {
   oidcLoginMS, oidcInitiateMS, oidcProviderMS, oidcCallbackMS, oidcLoginOK, oidcLoginFailed,
-  sessionRevokedAccepted, sessionRevokedRefused, logoutEffectiveMS,
+  sessionRevokedAccepted, sessionRevokedRefused, logoutEffectiveMS, oidcInitiate401, oidcInitiate500, sessionAddedMS,
+  backchannelSessionKept,
 } from './metrics.js';
 
 export const SESSION_COOKIE = '__Host-certctl_session';
@@ -34,7 +35,9 @@ export function authConfig(env) {
     // The routing defect's workaround (docs/certctl-findings.md#auth-routes-behind-auth): certctl's API-only
     // server puts /auth/* behind its own API authentication, so the login and the callback carry the
     // harness's API key as well. Off: they go as a browser sends them, and every login fails.
-    bearerOnAuthRoutes: env.AUTH_WORKAROUNDS !== '0' && env.AUTH_WORKAROUNDS !== 'false',
+    bearerOnAuthRoutes: env.AUTH_WORKAROUNDS === '1',
+    // Whether Keycloak's logout tokens name the session (compose's realm import): the record says so.
+    bclSid: env.AUTH_BCL_SID === 'true',
   });
 }
 
@@ -162,6 +165,8 @@ export function login(cfg, a, providerId, i, tags) {
   });
   oidcInitiateMS.add(init.timings.duration, t);
   const authorize = location(init);
+  if (init.status === 401) oidcInitiate401.add(1, t);
+  if (init.status === 500) oidcInitiate500.add(1, t);
   if (init.status !== 302 || !authorize.startsWith(a.keycloak)) {
     return fail(init.status === 302 ? 'not_to_provider' : `initiate_${init.status}`);
   }
@@ -209,6 +214,25 @@ export function sessionHeaders(s, write) {
   return h;
 }
 
+// whoAmI(cfg, headers, auth, tags): GET /api/v1/auth/check, the cheapest authenticated call (no
+// permission lookup), by session or by key.
+function whoAmI(cfg, headers, auth, tags) {
+  return http.get(`${cfg.baseUrl}/api/v1/auth/check`, {
+    headers, timeout: cfg.requestTimeout,
+    tags: Object.assign({ name: 'GET /api/v1/auth/check', endpoint: 'check', auth }, tags || {}), responseCallback: http.expectedStatuses(200),
+  });
+}
+
+// sessionAdded(cfg, s, tags): the who-am-I by API key, then by session s; what the session added
+// (session_added_ms) when both answered. Returns the session's answer.
+export function sessionAdded(cfg, s, tags) {
+  const key = whoAmI(cfg, { Authorization: `Bearer ${cfg.token}` }, 'key', tags);
+  const mine = whoAmI(cfg, sessionHeaders(s, false), 'session', tags);
+  if (key.status === 200 && mine.status === 200) sessionAddedMS.add(mine.timings.duration - key.timings.duration, tags || {});
+  check(mine, { 'session: who-am-I 200': (r) => r.status === 200 });
+  return mine;
+}
+
 // authProbe(cfg, a): certctl up and the token an admin's (probeCertctl), the realm's users, certctl's
 // provider for it. Returns { providerId, userIds }.
 export function authProbe(cfg, a) {
@@ -217,7 +241,15 @@ export function authProbe(cfg, a) {
   const token = adminToken(a);
   const userIds = ensureUsers(a, token, a.users);
   const providerId = ensureProvider(cfg, a);
-  return Object.assign({}, base, { providerId, userIds, workarounds: a.bearerOnAuthRoutes });
+  // What a browser's login start gets, whatever the workarounds: the record's evidence of the routing
+  // defect (401 or the dashboard's page instead of 302) and of the disabled provider (500).
+  const bare = http.get(`${cfg.baseUrl}/auth/oidc/login?provider=${providerId}`, Object.assign(setupParams({ jar: new http.CookieJar() }), {
+    redirects: 0, responseCallback: http.expectedStatuses({ min: 200, max: 599 }), // a refusal is the evidence, not a failure
+  }));
+  return Object.assign({}, base, {
+    providerId, userIds, workarounds: a.bearerOnAuthRoutes, bcl_sid: a.bclSid,
+    browser_login_start: `${bare.status} ${String(bare.headers['Content-Type'] || '').split(';')[0]}`.trim(),
+  });
 }
 
 // sessionProbe(cfg, a): authProbe, then every user logged in once: the sessions the VUs share. A run
@@ -242,7 +274,7 @@ function apiParams(headers, endpoint, auth, expected) {
   return {
     headers, timeout: undefined,
     tags: { name: endpoint === 'list' ? 'GET /api/v1/certificates' : endpoint === 'create' ? 'POST /api/v1/certificates' : 'GET /api/v1/auth/check', endpoint, auth },
-    responseCallback: http.expectedStatuses(expected),
+    responseCallback: http.expectedStatuses(...expected),
   };
 }
 
@@ -254,9 +286,12 @@ export function sessionAPICalls(cfg, s) {
     name: `${name}-${way}`, common_name: `${name}-${way}.loadtest.example.com`, issuer_id: cfg.ids.issuer, owner_id: cfg.ids.owner,
     team_id: cfg.ids.team, renewal_policy_id: cfg.ids.policy, environment: 'loadtest', tags: { harness: 'certctl-loadtest', run: cfg.runId },
   });
+  let mine = null;
   for (const [auth, h, write] of [['session', sessionHeaders(s, false), sessionHeaders(s, true)], ['key', key, key]]) {
     const p = (endpoint, headers, expected) => Object.assign(apiParams(headers, endpoint, auth, expected), { timeout: cfg.requestTimeout });
     const who = http.get(`${cfg.baseUrl}/api/v1/auth/check`, p('check', h, [200]));
+    if (auth === 'session') mine = who;
+    else if (who.status === 200 && mine && mine.status === 200) sessionAddedMS.add(mine.timings.duration - who.timings.duration);
     const list = http.get(`${cfg.baseUrl}/api/v1/certificates?per_page=20&page=1`, p('list', h, [200]));
     const made = http.post(`${cfg.baseUrl}/api/v1/certificates`, body(auth), p('create', write, [201]));
     check(null, {
@@ -277,7 +312,8 @@ function vuAdminToken(a) {
 // rotateKey(a): Keycloak signs with a new RSA key from now on (a generated key of a higher priority than
 // every other); the keys this rotation left behind but one are deleted, so the JWKS keeps two keys.
 function rotateKey(a) {
-  const token = vuAdminToken(a);
+  // A fresh token each time: the realm signs it, and a token signed by a key this rotation deletes is refused.
+  const token = adminToken(a);
   const base = `${a.keycloak}/admin/realms/${a.realm}`;
   const realm = json(http.get(base, adminParams(token)));
   if (!realm || !realm.id) throw new Error('Keycloak does not describe the realm');
@@ -318,6 +354,7 @@ function refusedAfter(cfg, s, way, ended) {
     }
     if (Date.now() > deadline) {
       sessionRevokedAccepted.add(1, { way });
+      if (way === 'backchannel') backchannelSessionKept.add(1);
       sessionRevokedRefused.add(0, { way });
       return false;
     }
@@ -329,11 +366,7 @@ function refusedAfter(cfg, s, way, ended) {
 export function loginAndLogout(cfg, a, data, way, i) {
   const s = login(cfg, a, data.providerId, i, { way });
   if (!s.ok) return;
-  const before = http.get(`${cfg.baseUrl}/api/v1/auth/check`, {
-    headers: sessionHeaders(s, false), timeout: cfg.requestTimeout,
-    tags: { name: 'GET /api/v1/auth/check', endpoint: 'check', way }, responseCallback: http.expectedStatuses(200),
-  });
-  check(before, { 'session: accepted before its end': (r) => r.status === 200 });
+  sessionAdded(cfg, s, { way });
   let ended;
   if (way === 'logout') {
     const out = http.post(`${cfg.baseUrl}/auth/logout`, null, {

@@ -99,13 +99,15 @@ func config(t *testing.T, files []string, profiles ...string) project {
 	cmd := exec.Command("docker", args...)
 	cmd.Dir = root(t)
 	// The caller's COMPOSE_* (a project, more files, profiles) would change what compose reads; the two
-	// secrets are generated per run and compose refuses to interpolate without them.
+	// secrets and the auth tier's two client secrets are generated per run, and compose refuses to
+	// interpolate without them.
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "COMPOSE_") {
 			cmd.Env = append(cmd.Env, kv)
 		}
 	}
-	cmd.Env = append(cmd.Env, "CERTCTL_TOKEN=observability-test", "CERTCTL_CONFIG_ENCRYPTION_KEY="+strings.Repeat("k", 32))
+	cmd.Env = append(cmd.Env, "CERTCTL_TOKEN=observability-test", "CERTCTL_CONFIG_ENCRYPTION_KEY="+strings.Repeat("k", 32),
+		"AUTH_CLIENT_SECRET=observability-test", "AUTH_ADMIN_SECRET=observability-test")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

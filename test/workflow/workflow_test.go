@@ -549,7 +549,8 @@ func TestScheduleRefusesBadInputEarly(t *testing.T) {
 		jobs []string
 	}{
 		{"17 5 * * 1", append([]string{"tiers all"}, prefixed("scale ", scenariosOf(t, "scale"))...)},
-		{"17 5 * * 4", append(append(prefixed("deploy ", scenariosOf(t, "deploy")), prefixed("pki ", scenariosOf(t, "pki"))...), "tiers limiter", "spotcheck")},
+		{"17 5 * * 4", append(append(append(prefixed("deploy ", scenariosOf(t, "deploy")), prefixed("pki ", scenariosOf(t, "pki"))...),
+			prefixed("auth ", scenariosOf(t, "auth"))...), "tiers limiter", "spotcheck")},
 	} {
 		t.Run(sched.cron, func(t *testing.T) {
 			t.Parallel()
