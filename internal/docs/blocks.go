@@ -33,7 +33,7 @@ func CleanEnv(environ []string) []string {
 // Documents carrying generated blocks. k6/lib/knobs.js, the Makefile and the workflow carry theirs inside
 // comments.
 var Documents = []string{"README.md", "docs/configuration.md", "docs/scale.md", "docs/performance-baselines.md",
-	"docs/methodology.md", "docs/certctl-findings.md", "docs/diagnosis.md", "docs/growth.md", "seed/README.md", "k6/lib/knobs.js", "Makefile",
+	"docs/methodology.md", "docs/certctl-findings.md", "docs/diagnosis.md", "docs/growth.md", "docs/auth.md", "seed/README.md", "k6/lib/knobs.js", "Makefile",
 	".github/workflows/loadtest.yml"}
 
 // Blocks renders every generated block by name.
