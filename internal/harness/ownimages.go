@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -64,6 +65,8 @@ func (r *Runner) buildOwnImages(ctx context.Context, compose Compose, svcs Servi
 	}
 	sort.Strings(own)
 	sort.Strings(cmds)
+	// Two services may package one binary (the fault proxy and the auth tier's relay): build it once.
+	cmds = slices.Compact(cmds)
 	r.logf("building our own images: %s", strings.Join(own, ", "))
 	bctx, cancel := context.WithTimeout(ctx, 15*time.Minute)
 	defer cancel()

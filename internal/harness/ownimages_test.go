@@ -55,8 +55,10 @@ func TestOwnImagesBuildTheirBinariesFirst(t *testing.T) {
 	var stderr bytes.Buffer
 	r := &Runner{Cfg: Config{Root: root}, Exec: f.Exec, Env: []string{"PATH=/usr/bin"}, Stderr: &stderr}
 	svcs := Services{
-		"collector":    {Build: json.RawMessage(`{"context": "/r", "dockerfile": "cmd/collector/Dockerfile"}`)},
-		"f5":           {Build: json.RawMessage(`{"context": "/r", "dockerfile": "cmd/f5-standin/Dockerfile"}`)},
+		"collector": {Build: json.RawMessage(`{"context": "/r", "dockerfile": "cmd/collector/Dockerfile"}`)},
+		"f5":        {Build: json.RawMessage(`{"context": "/r", "dockerfile": "cmd/f5-standin/Dockerfile"}`)},
+		// A second service of the same binary (as the auth tier's relay is the fault proxy's): built once.
+		"f5-again":     {Build: json.RawMessage(`{"context": "/r", "dockerfile": "cmd/f5-standin/Dockerfile"}`)},
 		"deploy-nginx": {Build: json.RawMessage(`{"context": "/r", "dockerfile": "images/deploy/Dockerfile"}`)},
 		"postgres":     {Image: "postgres:16-alpine"},
 	}
@@ -73,7 +75,7 @@ func TestOwnImagesBuildTheirBinariesFirst(t *testing.T) {
 		t.Errorf("the binary an image build had open was written over")
 	}
 	for _, want := range []string{
-		"loadtest: building our own images: collector, deploy-nginx, f5\n",
+		"loadtest: building our own images: collector, deploy-nginx, f5, f5-again\n",
 		"[build] CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -trimpath -buildvcs=false -o bin/images/ ./cmd/collector ./cmd/f5-standin\n",
 		"[build] Successfully tagged certctl-loadtest/collector:dev\n",
 	} {
