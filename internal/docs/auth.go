@@ -32,11 +32,7 @@ const AuthPrefix = "auth-"
 // AuthTable renders docs/auth.md's table: each path, certctl's published p99, and p50 / p95 / p99 of
 // every build with recorded auth runs, the pinned release first; then each build's runs.
 func AuthTable(root string) (string, error) {
-	all, err := loadBaselines(root)
-	if err != nil {
-		return "", err
-	}
-	ref, err := pinnedRelease(root)
+	all, ref, err := recorded(root)
 	if err != nil {
 		return "", err
 	}

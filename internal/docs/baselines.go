@@ -67,15 +67,25 @@ func pinnedRelease(root string) (string, error) {
 	return "", fmt.Errorf(".env pins no CERTCTL_IMAGE with a tag")
 }
 
+// recorded is what every generated table of measurements starts from: the recorded runs, and the
+// pinned release they are set against.
+func recorded(root string) ([]baseline, string, error) {
+	all, err := loadBaselines(root)
+	if err != nil {
+		return nil, "", err
+	}
+	ref, err := pinnedRelease(root)
+	if err != nil {
+		return nil, "", err
+	}
+	return all, ref, nil
+}
+
 // BaselineTable renders the measured baselines: first the pinned release against every other build,
 // run set by run set, then every scenario of every recorded run with its provenance. The figures come
 // from those recorded runs only.
 func BaselineTable(root string) (string, error) {
-	all, err := loadBaselines(root)
-	if err != nil {
-		return "", err
-	}
-	ref, err := pinnedRelease(root)
+	all, ref, err := recorded(root)
 	if err != nil {
 		return "", err
 	}
