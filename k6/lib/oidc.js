@@ -270,10 +270,10 @@ export function sessionProbe(cfg, a) {
   return Object.assign(data, { sessions });
 }
 
-function apiParams(headers, endpoint, auth, expected) {
+function apiParams(cfg, headers, endpoint, auth, expected) {
   return {
-    headers, timeout: undefined,
-    tags: { name: endpoint === 'list' ? 'GET /api/v1/certificates' : endpoint === 'create' ? 'POST /api/v1/certificates' : 'GET /api/v1/auth/check', endpoint, auth },
+    headers, timeout: cfg.requestTimeout,
+    tags: { name: endpoint === 'list' ? 'GET /api/v1/certificates' : 'POST /api/v1/certificates', endpoint, auth },
     responseCallback: http.expectedStatuses(...expected),
   };
 }
@@ -288,8 +288,8 @@ export function sessionAPICalls(cfg, s) {
   });
   let mine = null;
   for (const [auth, h, write] of [['session', sessionHeaders(s, false), sessionHeaders(s, true)], ['key', key, key]]) {
-    const p = (endpoint, headers, expected) => Object.assign(apiParams(headers, endpoint, auth, expected), { timeout: cfg.requestTimeout });
-    const who = http.get(`${cfg.baseUrl}/api/v1/auth/check`, p('check', h, [200]));
+    const p = (endpoint, headers, expected) => apiParams(cfg, headers, endpoint, auth, expected);
+    const who = whoAmI(cfg, h, auth);
     if (auth === 'session') mine = who;
     else if (who.status === 200 && mine && mine.status === 200) sessionAddedMS.add(mine.timings.duration - who.timings.duration);
     const list = http.get(`${cfg.baseUrl}/api/v1/certificates?per_page=20&page=1`, p('list', h, [200]));
