@@ -12,8 +12,10 @@ import (
 func TestAuthTier(t *testing.T) {
 	e2e(t)
 	gateParallel(t)
+	// Keycloak's JVM starts in about 40 s alone; the full suite starts three auth stacks beside other
+	// tests' on 2 CPUs, where 90 s was too little (every Keycloak still starting, the run exit 108).
 	authEnv := func(t *testing.T, extra ...string) []string {
-		return stackEnv(t, append([]string{"TIER=auth"}, extra...)...)
+		return stackEnv(t, append([]string{"TIER=auth", "START_TIMEOUT=4m"}, extra...)...)
 	}
 
 	t.Run("logins and the session path", func(t *testing.T) {
