@@ -10,6 +10,7 @@ import (
 
 	"certctl-loadtest/internal/cli"
 	"certctl-loadtest/internal/harness"
+	"certctl-loadtest/internal/testbed"
 )
 
 func main() {
@@ -32,5 +33,8 @@ func main() {
 	os.Exit(cli.Main(ctx, cli.Env{
 		Args: os.Args[1:], Getenv: os.Getenv, Environ: os.Environ(), Stdout: os.Stdout, Stderr: os.Stderr,
 		Root: root, Exec: harness.OSExec, Now: time.Now, Euid: os.Geteuid(), Egid: os.Getegid(),
+		Calibrate: func(ctx context.Context, dir string) testbed.Calibration {
+			return testbed.Measure(ctx, testbed.Options{FsyncDir: dir})
+		},
 	}))
 }

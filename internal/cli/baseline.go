@@ -92,7 +92,7 @@ func baselineCmd(ctx context.Context, e Env, args []string) int {
 	}
 	doc["recorded"] = map[string]any{
 		"at": e.Now().UTC().Format("2006-01-02T15:04:05Z"), "from": sum.RunID, "run_harness": harnessRev, "recorder": revision(e),
-		"command": sum.Run.Command, "host": sum.Run.Host, "certctl": sum.Run.Certctl, "k6": sum.Run.K6Version,
+		"command": sum.Run.Command, "host": sum.Run.Host, "testbed": sum.Run.Testbed, "certctl": sum.Run.Certctl, "k6": sum.Run.K6Version,
 		"samples": *name + ".raw/", "samples_of": kept,
 	}
 	out, _ := json.MarshalIndent(doc, "", "  ")

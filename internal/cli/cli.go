@@ -17,6 +17,7 @@ import (
 	"certctl-loadtest/internal/harness"
 	"certctl-loadtest/internal/report"
 	"certctl-loadtest/internal/results"
+	"certctl-loadtest/internal/testbed"
 )
 
 // Env is what the command reads from its process; tests supply their own.
@@ -29,6 +30,9 @@ type Env struct {
 	Root    string
 	Exec    harness.Executor
 	Now     func() time.Time
+	// Calibrate measures the machine (testbed.Measure) before each run and for `loadtest calibrate`;
+	// nil: runs record no testbed and calibrate refuses (the unit tests).
+	Calibrate func(ctx context.Context, fsyncDir string) testbed.Calibration
 	// Euid and Egid are the process's; with SUDO_UID they say whose the results are.
 	Euid, Egid int
 }
@@ -85,6 +89,8 @@ func Main(ctx context.Context, e Env) int {
 		return runCmd(ctx, e, cmd)
 	case "report":
 		return reportCmd(e, args)
+	case "calibrate":
+		return calibrateCmd(ctx, e, args)
 	case "collect":
 		return collectCmd(e, args)
 	case "k8s":
@@ -318,7 +324,7 @@ func runOne(ctx context.Context, e Env, cmd string, cfg harness.Config) int {
 	r := &harness.Runner{
 		Cfg: cfg, Exec: e.Exec, Env: append(append([]string(nil), e.Environ...), envList(cfg.Env)...),
 		Stdout: e.Stdout, Stderr: e.Stderr, Now: e.Now, Command: commandLine(cmd, e.Getenv, e.Environ), Settings: harness.InForce(e.Environ),
-		Owner: harness.InvokingUser(e.Getenv, e.Euid, e.Egid), Harness: revision(e),
+		Owner: harness.InvokingUser(e.Getenv, e.Euid, e.Egid), Harness: revision(e), Calibrate: e.Calibrate,
 	}
 	code := r.Run(ctx)
 	// The last line names the run just attempted, so nobody reads an older one's results/latest.

@@ -16,6 +16,7 @@ import (
 	"certctl-loadtest/internal/capacity"
 	"certctl-loadtest/internal/harness"
 	"certctl-loadtest/internal/results"
+	"certctl-loadtest/internal/testbed"
 )
 
 // root is the repository: the commands read k6/ and docker-compose.yml from it.
@@ -506,5 +507,27 @@ func TestCompareKnees(t *testing.T) {
 	o = mainIn(t, root, []string{"compare", "--format", "markdown", search(40, 50), search(45, 55)}, nil, nil)
 	if o.code != 0 || !strings.Contains(o.stdout, "### Knee of list_certificates") || !strings.Contains(o.stdout, "overlap") {
 		t.Errorf("overlapping knees: exit %d, stdout %q", o.code, o.stdout)
+	}
+}
+
+// compare's own code for runs on different testbeds: 7, the reason said first; the same testbed judges
+// as ever (exit 0).
+func TestCompareNotComparable(t *testing.T) {
+	run := func(fsync float64) string {
+		dir := t.TempDir()
+		s := results.Summary{Schema: results.SummarySchema, RunID: fmt.Sprint("fsync-", fsync), Passed: true}
+		s.Run.Testbed = &testbed.Calibration{CPUs: 2, CPUSingle: 28000, CPUAll: 56000, FsyncP50Ms: fsync}
+		b, _ := json.Marshal(s)
+		if err := os.WriteFile(filepath.Join(dir, "summary.json"), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	o := mainWith(t, []string{"compare", "here=" + run(0.1), "there=" + run(3.3)}, nil, nil)
+	if o.code != ExitNotComparable || !strings.Contains(o.stdout, "\n  NOT COMPARABLE: here (run fsync-0.1) and there (run fsync-3.3) ran on different testbeds: fsync p50 0.100 ms vs 3.300 ms") {
+		t.Errorf("exit %d:\n%s%s", o.code, o.stdout, o.stderr)
+	}
+	if o := mainWith(t, []string{"compare", "a=" + run(0.1), "b=" + run(0.12)}, nil, nil); o.code != 0 || strings.Contains(o.stdout, "COMPARABLE") {
+		t.Errorf("one testbed: exit %d:\n%s%s", o.code, o.stdout, o.stderr)
 	}
 }

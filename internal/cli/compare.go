@@ -17,6 +17,10 @@ import (
 // ExitRegressed is compare's code for a significant regression beyond the tolerance.
 const ExitRegressed = 1
 
+// ExitNotComparable is compare's code when the sides ran on different testbeds (their calibrations
+// differ beyond testbed.Tolerances): neither a pass nor a regression.
+const ExitNotComparable = 7
+
 // compareCmd: loadtest compare [flags] OLD NEW, each side [label=]dir[,dir...].
 func compareCmd(e Env, args []string) int {
 	flags := flag.NewFlagSet("compare", flag.ContinueOnError)
@@ -73,7 +77,10 @@ func compareCmd(e Env, args []string) int {
 		}
 	}
 	fmt.Fprint(e.Stdout, render(res))
-	if res.Verdict == "regressed" {
+	switch res.Verdict {
+	case compare.VerdictNotComparable:
+		return ExitNotComparable
+	case "regressed":
 		return ExitRegressed
 	}
 	return results.ExitOK

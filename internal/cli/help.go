@@ -52,11 +52,21 @@ var commands = []command{
 		example: "loadtest report results/latest",
 	},
 	{
+		name: "calibrate", usage: []string{"calibrate [--json]"},
+		summary: "measure this machine as every run does before its load: its testbed",
+		about: "A fixed unit of CPU work on one core and on every core, fdatasync latency where PostgreSQL's volume lives (the " +
+			"engine's volumes directory, else the working directory), memory, and steal; about 1.5 s. Every run records the same in " +
+			"run.json and summary.json; compare says \"not comparable\" when two runs' testbeds differ (docs/methodology.md#testbeds).",
+		flags:   [][2]string{{"--json", "print the calibration as JSON"}},
+		example: "loadtest calibrate",
+	},
+	{
 		name: "compare", usage: []string{"compare [--format text|markdown|json] [--noise F] [--tolerance F] [--confidence F] [--out DIR] OLD NEW"},
 		summary: "set two sets of runs side by side, scenario by scenario, with intervals",
 		about: "Percentiles and error rate with intervals (bootstrap over runs and 10 s blocks of requests from raw/), ~ for a change " +
 			"inside the noise, and the diagnosis's cause. OLD and NEW are each [label=]run-dir[,run-dir...]. Exits 1 when a metric is " +
-			"significantly worse by more than the tolerance, 2 on bad input. Flags may come before or after the sides.",
+			"significantly worse by more than the tolerance, 7 when the sides ran on different testbeds (their calibrations differ: " +
+			"\"not comparable\", whatever the rows show), 2 on bad input. Flags may come before or after the sides.",
 		flags: [][2]string{
 			{"--format text|markdown|json", "how to print it (default text)"},
 			{"--noise F", "a change inside F is shown as ~ (default 0.10)"},

@@ -6,6 +6,7 @@ package compare
 
 import (
 	"certctl-loadtest/internal/results"
+	"certctl-loadtest/internal/testbed"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -66,14 +67,17 @@ type Result struct {
 	Noise     float64  `json:"noise"`
 	Tolerance float64  `json:"tolerance"`
 	// Confidence is the intervals' level (0.95 unless asked otherwise).
-	Confidence float64    `json:"confidence"`
-	Block      float64    `json:"block_s"`
-	Warnings   []string   `json:"warnings"`
-	Rows       []Row      `json:"rows"`
-	Cause      *Cause     `json:"cause,omitempty"`
-	Verdict    string     `json:"verdict"` // regressed | changed | no significant change
-	Regressed  []string   `json:"regressed"`
-	Loads      []LoadPair `json:"loads"`
+	Confidence float64  `json:"confidence"`
+	Block      float64  `json:"block_s"`
+	Warnings   []string `json:"warnings"`
+	Rows       []Row    `json:"rows"`
+	Cause      *Cause   `json:"cause,omitempty"`
+	Verdict    string   `json:"verdict"` // not comparable | regressed | changed | no significant change
+	// NotComparable says how the two sides' testbeds differ (their runs' calibrations, beyond
+	// testbed.Tolerances): then the verdict is "not comparable", whatever the rows show.
+	NotComparable []string   `json:"not_comparable,omitempty"`
+	Regressed     []string   `json:"regressed"`
+	Loads         []LoadPair `json:"loads"`
 	// Defects are each side's breaches against certctl's known defects, over its runs: what a release
 	// fixed or newly broke, beside what it made slower.
 	Defects [2]SideDefects `json:"defects"`
@@ -192,6 +196,7 @@ func Compare(old, new Side, o Options) (Result, error) {
 	}
 	labelSides(&sides, old.Label, new.Label)
 	res.Old, res.New = sides[0].info, sides[1].info
+	res.NotComparable = testbeds(sides, &res.Warnings)
 	res.Warnings = append(res.Warnings, warnings(sides)...)
 	res.Defects = [2]SideDefects{sideDefects(sides[0]), sideDefects(sides[1])}
 
@@ -225,7 +230,55 @@ func Compare(old, new Side, o Options) (Result, error) {
 	if len(res.Regressed) > 0 {
 		res.Verdict = "regressed"
 	}
+	if len(res.NotComparable) > 0 {
+		res.Verdict = VerdictNotComparable
+	}
 	return res, nil
+}
+
+// VerdictNotComparable is the verdict when the sides ran on different testbeds: a difference between
+// machines is not certctl's.
+const VerdictNotComparable = "not comparable"
+
+// testbeds sets every run of one side against every run of the other by their calibrations and says
+// how the first pair that differs does. A run with no calibration (recorded before runs carried one) is
+// set apart by its host's CPUs and model only, with a warning; runs of one side on different testbeds
+// add a warning too.
+func testbeds(s [2]loaded, warn *[]string) []string {
+	var unknown []string
+	for _, l := range s {
+		for i, sum := range l.summaries {
+			if sum.Run.Testbed == nil {
+				unknown = append(unknown, l.info.Label+" "+l.info.Runs[i].RunID)
+			}
+		}
+		for i := 1; i < len(l.summaries); i++ {
+			a, b := l.summaries[0].Run.Testbed, l.summaries[i].Run.Testbed
+			if a == nil || b == nil {
+				continue
+			}
+			if d := testbed.Differences(*a, *b); len(d) > 0 {
+				*warn = append(*warn, fmt.Sprintf("%s's runs %s and %s ran on different testbeds (%s): their spread is the machines' too", l.info.Label, l.info.Runs[0].RunID, l.info.Runs[i].RunID, strings.Join(d, "; ")))
+			}
+		}
+	}
+	if len(unknown) > 0 {
+		*warn = append(*warn, fmt.Sprintf("testbed unknown for %s (no calibration: recorded before runs carried one): whether the machine moved cannot be told", strings.Join(unknown, ", ")))
+	}
+	of := func(x results.Summary) testbed.Calibration {
+		if x.Run.Testbed != nil {
+			return *x.Run.Testbed
+		}
+		return testbed.FromHost(x.Run.Host.CPUs, x.Run.Host.CPUModel)
+	}
+	for i, a := range s[0].summaries {
+		for j, b := range s[1].summaries {
+			if d := testbed.Differences(of(a), of(b)); len(d) > 0 {
+				return append([]string{fmt.Sprintf("%s (run %s) and %s (run %s) ran on different testbeds", s[0].info.Label, s[0].info.Runs[i].RunID, s[1].info.Label, s[1].info.Runs[j].RunID)}, d...)
+			}
+		}
+	}
+	return nil
 }
 
 // regressed says which scenarios failed and by how much, one entry a scenario; an endpoint's rows only

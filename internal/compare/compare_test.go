@@ -4,6 +4,8 @@ import (
 	"certctl-loadtest/internal/defects"
 	"certctl-loadtest/internal/golden"
 	"certctl-loadtest/internal/results"
+	"certctl-loadtest/internal/testbed"
+	"encoding/json"
 	"fmt"
 	"math"
 	"os"
@@ -314,5 +316,51 @@ func TestClosedModelThroughputIsJudged(t *testing.T) {
 		if closedModel(ex) != want {
 			t.Errorf("closedModel(%q) = %v, want %v", ex, !want, want)
 		}
+	}
+}
+
+// withTestbed copies a recorded run and gives it a calibration.
+func withTestbed(t *testing.T, name string, c testbed.Calibration) string {
+	t.Helper()
+	dst := filepath.Join(t.TempDir(), name)
+	if err := os.CopyFS(dst, os.DirFS(filepath.Join("testdata", name))); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dst, "summary.json")
+	b, _ := os.ReadFile(path)
+	var s map[string]any
+	if err := json.Unmarshal(b, &s); err != nil {
+		t.Fatal(err)
+	}
+	s["run"].(map[string]any)["testbed"] = c
+	b, _ = json.Marshal(s)
+	os.WriteFile(path, b, 0o644)
+	return dst
+}
+
+// Runs of one build on one testbed compare as before; on testbeds apart (a disk ×33 slower) the verdict
+// is "not comparable", said first, whatever the rows show; a run with no calibration is warned about.
+func TestTestbedsApartAreNotComparable(t *testing.T) {
+	here := testbed.Calibration{CPUs: 2, CPUSingle: 28000, CPUAll: 56000, FsyncP50Ms: 0.1}
+	slow := here
+	slow.FsyncP50Ms = 3.3
+	r := run(t, Side{Label: "a", Dirs: []string{withTestbed(t, "v217-a", here)}}, Side{Label: "b", Dirs: []string{withTestbed(t, "v217-b", here)}}, Options{})
+	if r.Verdict != "no significant change" || len(r.NotComparable) > 0 || slices.ContainsFunc(r.Warnings, func(w string) bool { return strings.Contains(w, "testbed") }) {
+		t.Errorf("one testbed: %q %q %q", r.Verdict, r.NotComparable, r.Warnings)
+	}
+	r = run(t, Side{Label: "a", Dirs: []string{withTestbed(t, "v217-a", here)}}, Side{Label: "b", Dirs: []string{withTestbed(t, "v217-b", slow)}}, Options{})
+	if r.Verdict != VerdictNotComparable {
+		t.Fatalf("verdict %q", r.Verdict)
+	}
+	want := "  NOT COMPARABLE: a (run m1-v217-api-acme) and b (run m2-v217-api-acme) ran on different testbeds: fsync p50 0.100 ms vs 3.300 ms (×33.0, tolerance ×3); the rows are the machines' difference as much as certctl's (docs/methodology.md#testbeds)\n"
+	if lines := strings.SplitAfterN(Text(r), "\n", 3); lines[1] != want {
+		t.Errorf("second line %q\nwant        %q", lines[1], want)
+	}
+	if !strings.HasPrefix(Markdown(r), "### ⚠️ Compare") {
+		t.Errorf("markdown %q", Markdown(r)[:40])
+	}
+	r = run(t, Side{Label: "a", Dirs: dirs("v217-a")}, Side{Label: "b", Dirs: []string{withTestbed(t, "v217-b", slow)}}, Options{})
+	if r.Verdict == VerdictNotComparable || !slices.ContainsFunc(r.Warnings, func(w string) bool { return strings.HasPrefix(w, "testbed unknown for a ") }) {
+		t.Errorf("one side uncalibrated: %q %q", r.Verdict, r.Warnings)
 	}
 }

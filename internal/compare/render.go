@@ -77,6 +77,8 @@ func runsText(s SideInfo) string {
 
 func verdictText(r Result) string {
 	switch r.Verdict {
+	case VerdictNotComparable:
+		return "NOT COMPARABLE: " + strings.Join(r.NotComparable, ": ") + "; the rows are the machines' difference as much as certctl's (docs/methodology.md#testbeds)"
 	case "regressed":
 		return "REGRESSED: " + strings.Join(r.Regressed, "; ")
 	case "changed":
@@ -89,6 +91,9 @@ func verdictText(r Result) string {
 func Text(r Result) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "compare: %s → %s\n", runsText(r.Old), runsText(r.New))
+	if r.Verdict == VerdictNotComparable {
+		fmt.Fprintf(&b, "  %s\n", verdictText(r))
+	}
 	fmt.Fprintf(&b, "  %s\n\n", method(r))
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "scenario\tmetric\t%s\t%s\tchange\t%s %% interval\t\n", r.Old.Label, r.New.Label, r.level())
@@ -202,8 +207,11 @@ func statementText(s StatementChange) string {
 func Markdown(r Result) string {
 	var b strings.Builder
 	icon := "✅"
-	if r.Verdict == "regressed" {
+	switch r.Verdict {
+	case "regressed":
 		icon = "❌"
+	case VerdictNotComparable:
+		icon = "⚠️"
 	}
 	fmt.Fprintf(&b, "### %s Compare: %s → %s\n\n**%s**\n\n", icon, md(runsText(r.Old)), md(runsText(r.New)), md(verdictText(r)))
 	fmt.Fprintf(&b, "| scenario | metric | %s | %s | change | %s %% interval |\n|---|---|---:|---:|---|---|\n", md(r.Old.Label), md(r.New.Label), r.level())

@@ -29,6 +29,9 @@ type Input struct {
 	// the diagnosis say so instead of blaming certctl (MACHINE_CHECK; the e2e tests, which run stacks
 	// side by side on purpose, turn it off).
 	JudgeMachine bool
+	// FsyncP50Ms is the run's calibration of fdatasync (testbed), 0 when it has none: a commit that
+	// queues on a slow disk is the machine's limit.
+	FsyncP50Ms float64
 	// Off are the samplers the run's DIAGNOSIS left out ("collector", "containers"): their sources are
 	// off, not missing.
 	Off []string
@@ -42,6 +45,7 @@ type ScenarioWindow struct {
 	From, To      time.Time
 	Failed        bool
 	LatencyMetric string // the record's latency_metric: http_req_duration{expected_response:true}, …
+	Rate          string // the load it was asked for: "50/s", "20 VUs"; "" when the record says none
 }
 
 // Analyze reads dir/server and says where the time went. It returns nil when the run has no server/
@@ -59,6 +63,9 @@ func Analyze(in Input) *Diagnosis {
 		f["machine.judged"] = 1.0
 	}
 	f["host.cpus"] = float64(in.HostCPUs)
+	if in.FsyncP50Ms > 0 {
+		f["testbed.fsync_p50_ms"] = in.FsyncP50Ms
+	}
 	if slices.Contains(in.Off, "containers") {
 		d.Sources = append(d.Sources, Source{Name: "containers", Status: StatusOff, Reason: "DIAGNOSIS left the containers' sampling out"})
 	} else {
@@ -211,7 +218,7 @@ func (d *Diagnosis) containers(server string, in Input, f facts) {
 	}
 	sort.Ints(secs)
 	var hostBusy []float64
-	run, runStart := 0, 0.0
+	run, runStart, satFrom := 0, 0.0, -1
 	for _, s := range secs {
 		total := 0.0
 		for svc, v := range busy[s] {
@@ -230,6 +237,7 @@ func (d *Diagnosis) containers(server string, in Input, f facts) {
 			run = 0
 		}
 		if run == 3 && f["first_saturated.service"] == nil {
+			satFrom = len(hostBusy) - 3
 			top, v := "", -1.0
 			for svc, c := range busy[s] {
 				if c > v {
@@ -271,6 +279,32 @@ func (d *Diagnosis) containers(server string, in Input, f facts) {
 	}
 	f["host.busy_pct"] = round1(mean(hostBusy))
 	f["host.busy_p95_pct"] = round1(quantile(hostBusy, 0.95))
+	if satFrom >= 0 {
+		// The run's own containers from the first saturation to the window's end: held there, the
+		// machine, not certctl, set the pace from then on.
+		f["saturated.busy_after_pct"] = round1(mean(hostBusy[satFrom:]))
+		f["saturated.share"] = round2(float64(len(hostBusy)-satFrom) / float64(len(hostBusy)))
+		f["saturated.load"] = loadBefore(in.Scenarios, in.LoadStart.Add(time.Duration(runStart*float64(time.Second))))
+	}
+}
+
+// loadBefore is the load the scenarios running by at carried: "list_certificates 50/s, acme_flow 100/s".
+func loadBefore(scs []ScenarioWindow, at time.Time) string {
+	var parts []string
+	for _, sc := range scs {
+		if sc.From.After(at) {
+			continue
+		}
+		if sc.Rate == "" {
+			parts = append(parts, sc.Name)
+			continue
+		}
+		parts = append(parts, sc.Name+" "+sc.Rate)
+	}
+	if len(parts) == 0 {
+		return "no scenario yet"
+	}
+	return strings.Join(parts, ", ")
 }
 
 // collectorQueries bounds the share of the machine PostgreSQL and certctl spent answering the collector:
@@ -619,12 +653,14 @@ func (d *Diagnosis) statements(server string, status sources, f facts) {
 		return
 	}
 	var around snapshots[statementsLine]
+	var all []statementsLine
 	readLines(filepath.Join(server, "pg_statements.jsonl"), func(b []byte) {
 		var l statementsLine
 		if json.Unmarshal(b, &l) != nil {
 			return
 		}
 		around.see(d.Window, l.At, l)
+		all = append(all, l)
 	})
 	first, last := around.first, around.last
 	if last == nil {
@@ -636,13 +672,17 @@ func (d *Diagnosis) statements(server string, status sources, f facts) {
 			before[s.ID] = struct{ calls, ms, rows float64 }{s.Calls, s.TotalMS, s.Rows}
 		}
 	}
-	var total float64
+	var total, topMS float64
 	var out []Statement
+	topID := ""
 	for _, s := range last.Statements {
 		b := before[s.ID]
 		st := Statement{Query: ShortQuery(s.Query), Calls: s.Calls - b.calls, TotalMS: s.TotalMS - b.ms, Rows: s.Rows - b.rows}
 		if st.Calls <= 0 {
 			continue
+		}
+		if st.TotalMS > topMS {
+			topID, topMS = s.ID, st.TotalMS
 		}
 		st.MeanMS = round3(st.TotalMS / st.Calls)
 		total += st.TotalMS
@@ -662,6 +702,101 @@ func (d *Diagnosis) statements(server string, status sources, f facts) {
 		f["stmt.time_share"] = out[0].TimeShare
 		f["stmt.calls"] = out[0].Calls
 		f["stmt.mean_ms"] = out[0].MeanMS
+		d.growth(server, all, topID, f)
+	}
+}
+
+// growth asks whether the statement that took most of the database's time got dearer as a table it
+// reads grew: its mean per call over the window's first third against its last third (pg_statements'
+// cumulative counts), beside the live rows of the largest table its text names (pg_tables) at the
+// window's two ends. A cost that grows with the inventory (the certificates' list sorts the whole
+// table: docs/certctl-findings.md#list-full-sort) shows this way in any run that writes rows as it reads.
+func (d *Diagnosis) growth(server string, all []statementsLine, id string, f facts) {
+	type point struct {
+		at         time.Time
+		calls, sum float64
+		query      string
+	}
+	var pts []point
+	for _, l := range all {
+		if !d.Window.contains(l.At) {
+			continue
+		}
+		for _, s := range l.Statements {
+			if s.ID == id {
+				pts = append(pts, point{l.At, s.Calls, s.TotalMS, s.Query})
+			}
+		}
+	}
+	if len(pts) < 4 || d.Window.seconds() <= 0 {
+		return
+	}
+	third := d.Window.seconds() / 3
+	mean := func(from, to float64) (float64, bool) {
+		var a, b *point
+		for i := range pts {
+			x := pts[i].at.Sub(d.Window.From).Seconds()
+			if a == nil && x >= from {
+				a = &pts[i]
+			}
+			if x <= to {
+				b = &pts[i]
+			}
+		}
+		if a == nil || b == nil || b.calls-a.calls < 10 {
+			return 0, false
+		}
+		return (b.sum - a.sum) / (b.calls - a.calls), true
+	}
+	early, ok1 := mean(0, third)
+	late, ok2 := mean(2*third, d.Window.seconds())
+	if !ok1 || !ok2 || early <= 0 {
+		return
+	}
+	query := strings.ToLower(pts[len(pts)-1].query)
+	type tableLine struct {
+		At     time.Time `json:"at"`
+		Tables []struct {
+			Name string  `json:"name"`
+			Live float64 `json:"live"`
+		} `json:"tables"`
+	}
+	var first, last map[string]float64
+	firstIn := false
+	readLines(filepath.Join(server, "pg_tables.jsonl"), func(b []byte) {
+		var l tableLine
+		if json.Unmarshal(b, &l) != nil {
+			return
+		}
+		rows := map[string]float64{}
+		for _, t := range l.Tables {
+			rows[t.Name] = t.Live
+		}
+		// The first count inside the window: the one before it may predate the rows the load writes.
+		if first == nil || (!l.At.After(d.Window.From) && !firstIn) {
+			first = rows
+		} else if !firstIn {
+			first, firstIn = rows, true
+		}
+		if last == nil || !l.At.After(d.Window.To.Add(time.Minute)) {
+			last = rows
+		}
+	})
+	table := ""
+	for name, n := range last {
+		if regexp.MustCompile(`\b(from|join)\s+`+regexp.QuoteMeta(name)+`\b`).MatchString(query) && (table == "" || n > last[table]) {
+			table = name
+		}
+	}
+	f["growth.query"] = ShortQuery(pts[len(pts)-1].query)
+	f["growth.mean_early_ms"] = round3(early)
+	f["growth.mean_late_ms"] = round3(late)
+	f["growth.factor"] = round2(late / early)
+	if table != "" && first[table] > 0 {
+		f["growth.table"] = table
+		f["growth.rows_early"] = first[table]
+		f["growth.rows_late"] = last[table]
+		f["growth.rows_factor"] = round2(last[table] / first[table])
 	}
 }
 

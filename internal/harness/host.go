@@ -7,6 +7,7 @@ import (
 	"context"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -32,13 +33,31 @@ func (r *Runner) host(ctx context.Context) results.Host {
 	var out bytes.Buffer
 	ictx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	if c, _ := r.Exec(ictx, Cmd{Name: "docker", Args: []string{"info", "--format", "{{.NCPU}} {{.MemTotal}} {{.ServerVersion}}"}, Env: r.Env, Stdout: &out, Stderr: io.Discard}); c == 0 {
+	if c, _ := r.Exec(ictx, Cmd{Name: "docker", Args: []string{"info", "--format", "{{.NCPU}} {{.MemTotal}} {{.ServerVersion}} {{.DockerRootDir}}"}, Env: r.Env, Stdout: &out, Stderr: io.Discard}); c == 0 {
 		f := strings.Fields(out.String())
-		if len(f) == 3 {
+		if len(f) >= 3 {
 			h.DockerCPUs, _ = strconv.Atoi(f[0])
 			h.MemoryBytes, _ = strconv.ParseInt(f[1], 10, 64)
 			h.DockerVersion = f[2]
 		}
+		if len(f) == 4 {
+			h.DockerRoot = f[3]
+		}
 	}
 	return h
+}
+
+// FsyncDir is where a calibration times fdatasync: the engine's volumes directory, where PostgreSQL's
+// data volume lives, when this process can write there (a local engine, as root); else fallback (the run
+// directory), which the calibration names, so a reader sees it measured another disk.
+func FsyncDir(dockerRoot, fallback string) string {
+	if dockerRoot != "" {
+		d := filepath.Join(dockerRoot, "volumes")
+		if f, err := os.CreateTemp(d, ".loadtest-probe-*"); err == nil {
+			f.Close()
+			os.Remove(f.Name())
+			return d
+		}
+	}
+	return fallback
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"certctl-loadtest/internal/results"
+	"certctl-loadtest/internal/testbed"
 )
 
 // Runner performs one run. Everything that touches the outside world is a field, so tests can replace it.
@@ -32,6 +33,9 @@ type Runner struct {
 	Owner Owner
 	// Created is set once the run's directory exists: from then on it holds a summary.
 	Created bool
+	// Calibrate measures the machine before the stack starts (testbed.Measure), timing fdatasync in
+	// fsyncDir; nil: the run records no testbed (the unit tests).
+	Calibrate func(ctx context.Context, fsyncDir string) testbed.Calibration
 	// HTTPGet reads a URL on the stack's network (k6's REST API, for the progress lines); nil: net/http.
 	HTTPGet func(ctx context.Context, url string) ([]byte, error)
 
@@ -79,6 +83,12 @@ func (r *Runner) Run(ctx context.Context) int {
 		if err := os.WriteFile(filepath.Join(dir, results.DefectsFile), r.Cfg.DefectsRegistry, 0o644); err != nil {
 			r.logf("cannot keep DEFECTS_REGISTRY in the run directory (%v): the run is judged with the built-in registry", err)
 		}
+	}
+	if r.Calibrate != nil {
+		// Before anything of the run starts: the machine as the run found it.
+		c := r.Calibrate(ctx, FsyncDir(run.Host.DockerRoot, dir))
+		run.Testbed = &c
+		r.logf("testbed (calibrated in %.1f s): %s", c.DurationS, c)
 	}
 	run.Images = svcs.Images()
 	run.ImagePins = ImagePins(r.Cfg.Root, r.Cfg.Offline, compose.Env)

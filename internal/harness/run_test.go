@@ -3,6 +3,7 @@ package harness
 import (
 	"bytes"
 	"certctl-loadtest/internal/results"
+	"certctl-loadtest/internal/testbed"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -628,5 +630,46 @@ func TestRunNamesItsDirectoryAndPage(t *testing.T) {
 		if !strings.Contains(res.stderr, want) {
 			t.Errorf("console lacks %q:\n%s", want, res.stderr)
 		}
+	}
+}
+
+// The machine is calibrated before the stack starts, where the engine keeps its volumes when that can
+// be written (else the run directory); run.json and summary.json keep it, and the summary's header says it.
+func TestRunRecordsItsTestbed(t *testing.T) {
+	cfg := testConfig(t, "nginx")
+	f := engine(t, cfg, map[string]k6Outcome{"nginx": {0, "passed", nil, false}})
+	var stdout, stderr bytes.Buffer
+	var dir string
+	started := false
+	r := &Runner{Cfg: cfg, Exec: func(ctx context.Context, c Cmd) (int, error) {
+		if c.Name == "docker" && len(c.Args) > 1 && c.Args[0] == "compose" && slices.Contains(c.Args, "up") {
+			started = true
+		}
+		return f.Exec(ctx, c)
+	}, Stdout: &stdout, Stderr: &stderr, Command: "loadtest run", Now: time.Now,
+		Calibrate: func(_ context.Context, fsyncDir string) testbed.Calibration {
+			if started {
+				t.Error("calibrated after the stack started")
+			}
+			dir = fsyncDir
+			return testbed.Calibration{CPUs: 2, CPUModel: "AMD EPYC", CPUSingle: 28000, CPUAll: 56000, FsyncP50Ms: 0.1, FsyncP99Ms: 0.2, FsyncOps: 1000, FsyncDir: fsyncDir}
+		}}
+	if code := r.Run(context.Background()); code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr.String())
+	}
+	if dir != cfg.RunDir() {
+		t.Errorf("fdatasync timed in %q; want the run directory (the fake engine names no data root)", dir)
+	}
+	var run results.Run
+	b, _ := os.ReadFile(filepath.Join(cfg.RunDir(), "run.json"))
+	if err := json.Unmarshal(b, &run); err != nil || run.Testbed == nil || run.Testbed.CPUSingle != 28000 {
+		t.Errorf("run.json's testbed %+v (%v)", run.Testbed, err)
+	}
+	s, err := results.Load(cfg.RunDir())
+	if err != nil || s.Run.Testbed == nil {
+		t.Errorf("summary's testbed: %v", err)
+	}
+	if !strings.Contains(stdout.String(), "\ntestbed: cpu 28000/s a core, 56000/s on 2 (×2.00) · fsync p50 0.100 ms, p99 0.200 ms") {
+		t.Errorf("the header has no testbed:\n%s", stdout.String())
 	}
 }

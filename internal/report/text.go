@@ -235,6 +235,10 @@ func aboutLines(s results.Summary) []string {
 		when += " · docker " + r.Host.DockerVersion
 	}
 	lines = append(lines, when)
+	if r.Testbed != nil {
+		// What the machine could do as the run began: figures from another testbed are another experiment.
+		lines = append(lines, "testbed: "+r.Testbed.String())
+	}
 	if r.Command != "" {
 		lines = append(lines, "command: "+r.Command)
 	}

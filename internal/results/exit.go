@@ -36,7 +36,7 @@ var ExitCodes = []ExitCode{
 	{ExitEnvironment, "the environment was wrong: no Docker engine, a missing image, or the stack did not come up"},
 	{ExitNoResults, "k6 wrote no results, or they could not be written (a full disk: k6 exits 255 then); the summary on stdout says which"},
 	{ExitStackFault, "the stack failed during the load: a service exited, restarted or was paused, or a k6 process was killed (137); the summary names it and when, and keeps the figures up to then"},
-	{ExitInconclusive, "inconclusive: every breach was a timing budget, and the machine decided them: work outside the run (or k6 itself) took enough of it to move the figures; the summary says what took it (MACHINE_CHECK)"},
+	{ExitInconclusive, "inconclusive: every breach was a timing budget, and the machine decided them: work outside the run (or k6 itself) took enough of it to move the figures, or the run's own stack saturated its CPUs or a slow disk; the summary says which, when and at what load (MACHINE_CHECK)"},
 	{ExitScriptError, "a scenario's script failed (k6 107)"},
 	{ExitAborted, "a scenario's setup() aborted before any load: certctl unreachable, the token rejected, or too little disk space for the results (k6 108)"},
 	{ExitInterrupted, "the run was interrupted (SIGINT or SIGTERM, as on a cancelled CI job); k6 was stopped, and its figures up to then are kept"},

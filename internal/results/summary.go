@@ -20,6 +20,7 @@ import (
 
 	"certctl-loadtest/internal/defects"
 	"certctl-loadtest/internal/diagnosis"
+	"certctl-loadtest/internal/testbed"
 )
 
 const (
@@ -41,9 +42,12 @@ type Run struct {
 	ImagePins map[string]string `json:"image_pins,omitempty"` // image that ran in place of a .env pin → that pin
 	K6Version string            `json:"k6_version"`
 	// Harness is the revision of this harness that ran (git, "-dirty" with local changes).
-	Harness string            `json:"harness,omitempty"`
-	Host    Host              `json:"host"`
-	Config  map[string]string `json:"config"`
+	Harness string `json:"harness,omitempty"`
+	Host    Host   `json:"host"`
+	// Testbed is the machine's calibration, measured before the stack started: runs whose testbeds
+	// differ beyond testbed.Tolerances are not compared (absent in runs recorded before 2026-11-29).
+	Testbed *testbed.Calibration `json:"testbed,omitempty"`
+	Config  map[string]string    `json:"config"`
 	// Settings are the knobs the environment set to other than their defaults, secrets redacted: what
 	// makes this run another experiment than one at the defaults (absent in runs recorded before).
 	Settings   map[string]string `json:"settings,omitempty"`
@@ -108,9 +112,11 @@ type Host struct {
 	DockerCPUs    int    `json:"docker_cpus,omitempty"`
 	MemoryBytes   int64  `json:"docker_memory_bytes,omitempty"`
 	DockerVersion string `json:"docker_version,omitempty"`
-	OS            string `json:"os"`
-	Kernel        string `json:"kernel,omitempty"`
-	Hostname      string `json:"hostname,omitempty"`
+	// DockerRoot is the engine's data directory: PostgreSQL's volume is under it.
+	DockerRoot string `json:"docker_root,omitempty"`
+	OS         string `json:"os"`
+	Kernel     string `json:"kernel,omitempty"`
+	Hostname   string `json:"hostname,omitempty"`
 }
 
 // ScenarioRun is how one k6 process ended.
@@ -687,6 +693,9 @@ func analyze(dir string, run Run, rows []Scenario) *diagnosis.Diagnosis {
 	if in.HostCPUs == 0 {
 		in.HostCPUs = run.Host.CPUs
 	}
+	if run.Testbed != nil && run.Testbed.FsyncError == "" {
+		in.FsyncP50Ms = run.Testbed.FsyncP50Ms
+	}
 	if run.LoadStartedAt != nil {
 		in.LoadStart = *run.LoadStartedAt
 	}
@@ -701,6 +710,9 @@ func analyze(dir string, run Run, rows []Scenario) *diagnosis.Diagnosis {
 		w := diagnosis.ScenarioWindow{Name: sr.Name, From: *sr.StartedAt, To: *sr.EndedAt, Failed: status[sr.Name].Status != "passed"}
 		if rec := status[sr.Name].Record; rec != nil {
 			w.LatencyMetric = rec.LatencyMetric
+			if t, _ := rec.RateCells(); t != "-" {
+				w.Rate = t
+			}
 		}
 		in.Scenarios = append(in.Scenarios, w)
 	}

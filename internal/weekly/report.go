@@ -128,7 +128,11 @@ func Markdown(out Output) string {
 	fmt.Fprintf(&b, "## %s Weekly trend: %s\n\n", icon, out.Verdict)
 	for _, c := range out.Comparisons {
 		line := fmt.Sprintf("- **%s** against %s: %s", c.Run, c.Against, c.Verdict)
-		if len(c.Regressed) > 0 {
+		switch {
+		case c.Verdict == compare.VerdictNotComparable && c.Result != nil:
+			// Another machine's week: its difference is the machines', not a regression.
+			line += ": " + strings.Join(c.Result.NotComparable, "; ")
+		case len(c.Regressed) > 0:
 			line += ": " + strings.Join(c.Regressed, "; ")
 		}
 		if c.Error != "" {
