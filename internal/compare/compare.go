@@ -245,6 +245,17 @@ const VerdictNotComparable = "not comparable"
 // set apart by its host's CPUs and model only, with a warning; runs of one side on different testbeds
 // add a warning too.
 func testbeds(s [2]loaded, warn *[]string) []string {
+	// The host's CPU model stands in where the calibration has none (recorded before it kept one).
+	of := func(x results.Summary) testbed.Calibration {
+		c := testbed.FromHost(x.Run.Host.CPUs, x.Run.Host.CPUModel)
+		if x.Run.Testbed != nil {
+			c = *x.Run.Testbed
+			if c.CPUModel == "" {
+				c.CPUModel = x.Run.Host.CPUModel
+			}
+		}
+		return c
+	}
 	var unknown []string
 	for _, l := range s {
 		for i, sum := range l.summaries {
@@ -253,23 +264,13 @@ func testbeds(s [2]loaded, warn *[]string) []string {
 			}
 		}
 		for i := 1; i < len(l.summaries); i++ {
-			a, b := l.summaries[0].Run.Testbed, l.summaries[i].Run.Testbed
-			if a == nil || b == nil {
-				continue
-			}
-			if d := testbed.Differences(*a, *b); len(d) > 0 {
+			if d := testbed.Differences(of(l.summaries[0]), of(l.summaries[i])); len(d) > 0 {
 				*warn = append(*warn, fmt.Sprintf("%s's runs %s and %s ran on different testbeds (%s): their spread is the machines' too", l.info.Label, l.info.Runs[0].RunID, l.info.Runs[i].RunID, strings.Join(d, "; ")))
 			}
 		}
 	}
 	if len(unknown) > 0 {
 		*warn = append(*warn, fmt.Sprintf("testbed unknown for %s (no calibration: recorded before runs carried one): whether the machine moved cannot be told", strings.Join(unknown, ", ")))
-	}
-	of := func(x results.Summary) testbed.Calibration {
-		if x.Run.Testbed != nil {
-			return *x.Run.Testbed
-		}
-		return testbed.FromHost(x.Run.Host.CPUs, x.Run.Host.CPUModel)
 	}
 	for i, a := range s[0].summaries {
 		for j, b := range s[1].summaries {

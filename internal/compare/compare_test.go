@@ -322,6 +322,12 @@ func TestClosedModelThroughputIsJudged(t *testing.T) {
 // withTestbed copies a recorded run and gives it a calibration.
 func withTestbed(t *testing.T, name string, c testbed.Calibration) string {
 	t.Helper()
+	return withMachine(t, name, &c, "")
+}
+
+// withMachine copies a recorded run and gives it a calibration (nil: none) and its host a CPU model.
+func withMachine(t *testing.T, name string, c *testbed.Calibration, model string) string {
+	t.Helper()
 	dst := filepath.Join(t.TempDir(), name)
 	if err := os.CopyFS(dst, os.DirFS(filepath.Join("testdata", name))); err != nil {
 		t.Fatal(err)
@@ -332,7 +338,13 @@ func withTestbed(t *testing.T, name string, c testbed.Calibration) string {
 	if err := json.Unmarshal(b, &s); err != nil {
 		t.Fatal(err)
 	}
-	s["run"].(map[string]any)["testbed"] = c
+	run := s["run"].(map[string]any)
+	if c != nil {
+		run["testbed"] = c
+	}
+	if model != "" {
+		run["host"].(map[string]any)["cpu_model"] = model
+	}
 	b, _ = json.Marshal(s)
 	os.WriteFile(path, b, 0o644)
 	return dst
@@ -358,6 +370,12 @@ func TestTestbedsApartAreNotComparable(t *testing.T) {
 	}
 	if !strings.HasPrefix(Markdown(r), "### ⚠️ Compare") {
 		t.Errorf("markdown %q", Markdown(r)[:40])
+	}
+	// The committed baselines of 2026-11-24 (no calibration, an Intel host) against a run on another CPU
+	// whose calibration kept no model: the hosts' models set them apart.
+	r = run(t, Side{Label: "a", Dirs: []string{withMachine(t, "v217-a", nil, "Intel(R) Xeon(R) Processor")}}, Side{Label: "b", Dirs: []string{withMachine(t, "v217-b", &here, "AMD EPYC")}}, Options{})
+	if r.Verdict != VerdictNotComparable || !slices.Contains(r.NotComparable, "CPU Intel(R) Xeon(R) Processor vs AMD EPYC") {
+		t.Errorf("hosts of two models: %q %q", r.Verdict, r.NotComparable)
 	}
 	r = run(t, Side{Label: "a", Dirs: dirs("v217-a")}, Side{Label: "b", Dirs: []string{withTestbed(t, "v217-b", slow)}}, Options{})
 	if r.Verdict == VerdictNotComparable || !slices.ContainsFunc(r.Warnings, func(w string) bool { return strings.HasPrefix(w, "testbed unknown for a ") }) {
