@@ -531,3 +531,31 @@ func TestCompareNotComparable(t *testing.T) {
 		t.Errorf("one testbed: exit %d:\n%s%s", o.code, o.stdout, o.stderr)
 	}
 }
+
+// calibrate prints the machine's line, or the JSON, timing fdatasync where the engine keeps its volumes
+// when that is writable and in the working directory otherwise; a stray argument is bad input.
+func TestCalibrateCmd(t *testing.T) {
+	var dirs []string
+	call := func(args ...string) (int, string, string) {
+		var stdout, stderr bytes.Buffer
+		code := Main(context.Background(), Env{Args: args, Getenv: func(string) string { return "" }, Stdout: &stdout, Stderr: &stderr, Root: root,
+			Exec: func(_ context.Context, c harness.Cmd) (int, error) { return 1, nil }, // no engine
+			Calibrate: func(_ context.Context, dir string) testbed.Calibration {
+				dirs = append(dirs, dir)
+				return testbed.Calibration{CPUs: 2, CPUSingle: 28000, CPUAll: 56000, FsyncP50Ms: 0.1, FsyncP99Ms: 0.2, FsyncDir: dir, DurationS: 1.6}
+			}})
+		return code, stdout.String(), stderr.String()
+	}
+	if code, out, _ := call("calibrate"); code != 0 || !strings.HasPrefix(out, "testbed: cpu 28000/s a core, 56000/s on 2 (×2.00) · fsync p50 0.100 ms") || !strings.Contains(out, "fsync measured in .; calibrated in 1.6 s") {
+		t.Errorf("exit %d:\n%s", code, out)
+	}
+	if code, out, _ := call("calibrate", "--json"); code != 0 || !strings.Contains(out, `"cpu_single_ops_s": 28000`) {
+		t.Errorf("--json: exit %d:\n%s", code, out)
+	}
+	if code, _, errOut := call("calibrate", "now"); code != results.ExitBadInput || !strings.Contains(errOut, `calibrate: unknown argument "now"`) {
+		t.Errorf("an argument: exit %d %s", code, errOut)
+	}
+	if len(dirs) != 2 || dirs[0] != "." {
+		t.Errorf("fdatasync timed in %q; want the working directory without an engine", dirs)
+	}
+}
