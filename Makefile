@@ -13,7 +13,7 @@ LOADTEST := bin/loadtest
 # templates) rebuild the binary too.
 GO_SOURCES := $(shell find cmd internal -type f -not -path '*/testdata/*' 2>/dev/null) go.mod go.sum
 
-.PHONY: help quickstart seed-external clean-external k8s collect capacity overhead findings compare compare-builds baseline loadtest loadtest-acme loadtest-deploy loadtest-pki loadtest-auth loadtest-growth loadtest-soak loadtest-coldstart loadtest-limiter certctl-images spotcheck loadtest-scale loadtest-scale-bulk loadtest-scale-acme loadtest-scale-agent check report docs images test test-full test-unit test-browser test-k6 test-e2e test-e2e-full test-workflow test-workflow-full clean deps
+.PHONY: help quickstart seed-external clean-external k8s collect capacity overhead findings compare compare-builds gate baseline loadtest loadtest-acme loadtest-deploy loadtest-pki loadtest-auth loadtest-growth loadtest-soak loadtest-coldstart loadtest-limiter certctl-images spotcheck loadtest-scale loadtest-scale-bulk loadtest-scale-acme loadtest-scale-agent check report docs images test test-full test-unit test-browser test-k6 test-e2e test-e2e-full test-workflow test-workflow-full clean deps
 
 # The common knobs `make help` prints: rendered from internal/harness/knobs.go by `make docs` (a test
 # fails when this block is stale), so help needs no build.
@@ -117,8 +117,12 @@ findings: $(LOADTEST) ## Run every reproduction of certctl's findings (docs/find
 compare: $(LOADTEST) ## Compare two sets of runs: make compare OLD=results/a[,results/b] NEW=results/c[,...] (TOLERANCE=0.2); exits 1 on a regression
 	@$(LOADTEST) compare $(if $(TOLERANCE),--tolerance $(TOLERANCE)) $(if $(OUT),--out $(OUT)) "$(OLD)" "$(NEW)"
 
-compare-builds: $(LOADTEST) ## Release vs next in one command: OLD and NEW builds (CERTCTL_DIST dirs or images), RUNS=3 alternating runs each (TIER=api,acme DURATION=2m; TIER=pki or deploy too), then compare; KNEE=<scenario> adds each build's capacity search and compares the knees. Prints its wall time first
+compare-builds: $(LOADTEST) ## Release vs next in one command: OLD (reference) and NEW builds (CERTCTL_DIST dirs or images), RUNS=3 runs a side alternating (TIER=api,acme DURATION=2m; TIER=pki or deploy too), one verdict (loadtest help compare-builds); KNEE=<scenario> adds each build's capacity search and compares the knees. Prints its plan and wall time first
 	@scripts/compare-builds.sh
+
+gate: $(LOADTEST) ## The pull-request gate on this machine: CANDIDATE (a CERTCTL_DIST dir or image) against REFERENCE (default: the release .env pins), two runs a side alternating; PLAN=1 prints the plan and its wall time only (loadtest help gate)
+	@[ -n "$$CANDIDATE" ] || { echo "make gate: set CANDIDATE to a certctl build directory or image" >&2; exit 2; }
+	@LOADTEST_GOAL=$@ $(LOADTEST) gate $${PLAN:+--plan} --candidate "$$CANDIDATE" $${REFERENCE:+--reference "$$REFERENCE"}
 
 baseline: $(LOADTEST) ## Record a run in docs/baselines/<BUILD>/<NAME>.json with its samples, regenerate the docs (RUN=<dir>, else a run now; BUILD=weekly for the trend's)
 	@if [ -z "$(RUN)" ]; then LOADTEST_GOAL=baseline $(LOADTEST) run || { code=$$?; [ $$code = 99 ] || exit $$code; }; fi

@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"os/signal"
+	"runtime"
 	"syscall"
 	"time"
 
@@ -32,7 +33,7 @@ func main() {
 	root, _ := cli.RepoRoot()
 	os.Exit(cli.Main(ctx, cli.Env{
 		Args: os.Args[1:], Getenv: os.Getenv, Environ: os.Environ(), Stdout: os.Stdout, Stderr: os.Stderr,
-		Root: root, Exec: harness.OSExec, Now: time.Now, Euid: os.Geteuid(), Egid: os.Getegid(),
+		Root: root, Exec: harness.OSExec, Now: time.Now, Euid: os.Geteuid(), Egid: os.Getegid(), CPUs: runtime.NumCPU(),
 		Calibrate: func(ctx context.Context, dir string) testbed.Calibration {
 			return testbed.Measure(ctx, testbed.Options{FsyncDir: dir})
 		},

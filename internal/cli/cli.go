@@ -35,6 +35,8 @@ type Env struct {
 	Calibrate func(ctx context.Context, fsyncDir string) testbed.Calibration
 	// Euid and Egid are the process's; with SUDO_UID they say whose the results are.
 	Euid, Egid int
+	// CPUs is the machine's: the gate sizes its load by it (0: unknown, the load of a 4-CPU runner).
+	CPUs int
 }
 
 // Main runs the command and returns its exit code.
@@ -114,6 +116,8 @@ func Main(ctx context.Context, e Env) int {
 		return findingsCmd(ctx, e, args)
 	case "compare":
 		return compareCmd(e, args)
+	case "gate", "compare-builds":
+		return gateCmd(ctx, e, cmd, args)
 	case "baseline":
 		return baselineCmd(ctx, e, args)
 	case "trend":

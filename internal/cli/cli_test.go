@@ -97,6 +97,14 @@ func TestBadInput(t *testing.T) {
 		{"an issue of an unknown finding", []string{"findings", "--issue", "create-5OO"}, nil, `findings --issue: no finding "create-5OO" (did you mean create-500?)`},
 		{"findings with an argument", []string{"findings", "all"}, nil, "findings: takes no arguments but its flags (got \"all\")\nusage: loadtest findings [--only id,...]"},
 		{"a measurement of nothing known", []string{"findings", "--measure", "serial-no-idx"}, nil, `findings --measure: no measurement "serial-no-idx" in docs/findings/cost (did you mean serial-no-index?)`},
+		{"a gate without a candidate", []string{"gate"}, nil, `gate: --candidate is required: the certctl build to judge`},
+		{"a gate of a missing build", []string{"gate", "--candidate", "/nonexistent/build"}, nil, `gate: --candidate: /nonexistent/build is neither a build directory nor an image reference`},
+		{"a gate of a directory that is no build", []string{"gate", "--candidate", "."}, nil, `gate: --candidate: . is a directory without certctl's server`},
+		{"a gate's knob that is none", []string{"gate", "--candidate", "x/y:1", "--candidate-knob", "FAULT_LATNCY=1s"}, nil, `FAULT_LATNCY is not a knob of the harness`},
+		{"a gate of no runs", []string{"gate", "--candidate", "x/y:1", "--runs", "0"}, nil, `gate: --runs 0: runs a side, 1 to 20`},
+		{"a gate with an argument", []string{"gate", "x/y:1"}, nil, `gate: takes no arguments (got "x/y:1")`},
+		{"a gate's bad load", []string{"gate", "--candidate", "x/y:1"}, map[string]string{"DURATION": "5x"}, `gate: reference: DURATION="5x" is not a duration`},
+		{"a gate's run ID too long for its runs", []string{"compare-builds", "--candidate", "x/y:1"}, map[string]string{"RUN_ID": "a-run-id-of-thirty-eight-letters-long-x"}, `at most 37 characters here (each run adds -r1, -c1, …)`},
 		{"two asks of findings", []string{"findings", "--measure", "serial-no-index", "--issue", "ocsp-500"}, nil, `--only, --issue and --measure each ask for something else: give one`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -557,5 +565,55 @@ func TestCalibrateCmd(t *testing.T) {
 	}
 	if len(dirs) != 2 || dirs[0] != "." {
 		t.Errorf("fdatasync timed in %q; want the working directory without an engine", dirs)
+	}
+}
+
+// The gate's plan, printed before anything runs: the runs in A B B A order, the load, the wall time; and
+// the same for compare-builds with the release's plan.
+func TestGatePlan(t *testing.T) {
+	build := t.TempDir()
+	if err := os.WriteFile(filepath.Join(build, "server"), []byte("\x7fELF"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	o := mainWith(t, []string{"gate", "--plan", "--candidate", "pr=" + build}, nil, nil)
+	pins, _ := harness.ReadEnvFile(filepath.Join(root, ".env"))
+	tag := pins["CERTCTL_IMAGE"][strings.LastIndex(pins["CERTCTL_IMAGE"], ":")+1:]
+	want := "pr against " + tag + ": 2 runs a side alternating (ABBA), TIER=api,acme RATE_ACME_FLOW=100 RATE_ISSUANCE_ACCEPTANCE=50 RATE_LIST_CERTIFICATES=50 DURATION=1m, each run on a fresh stack, about 85 s a run: about 5.7 min in all; judged on p50, error rate, throughput, time per request (95 % for them all), regressed beyond 25 %\n"
+	if o.code != 0 || o.stdout != want || len(o.calls) > 0 {
+		t.Errorf("exit %d, calls %q, stderr %q, stdout:\n%s\nwant:\n%s", o.code, o.calls, o.stderr, o.stdout, want)
+	}
+	o = mainWith(t, []string{"compare-builds", "--plan", "--reference", build, "--candidate", build}, map[string]string{"TIER": "pki"}, nil)
+	if o.code != 0 || !strings.Contains(o.stdout, "(candidate) against ") || !strings.Contains(o.stdout, "3 runs a side alternating (ABBAAB), TIER=pki DURATION=2m, each run 5 fresh stacks, one a scenario") || !strings.Contains(o.stdout, "judged on every row (99 % each), regressed beyond 0 %") {
+		t.Errorf("compare-builds of the PKI tier: exit %d, stderr %q, stdout %q", o.code, o.stderr, o.stdout)
+	}
+}
+
+// On fewer CPUs than its plan's four the gate runs their share of the rates, so that the runner is not
+// the limit; a rate the environment sets is its own.
+func TestGateRatesByCPUs(t *testing.T) {
+	build := t.TempDir()
+	if err := os.WriteFile(filepath.Join(build, "server"), []byte("\x7fELF"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		cpus int
+		env  map[string]string
+		want string
+	}{
+		{2, nil, "RATE_ACME_FLOW=50 RATE_ISSUANCE_ACCEPTANCE=25 RATE_LIST_CERTIFICATES=25 DURATION=1m"},
+		{8, nil, "RATE_ACME_FLOW=100 RATE_ISSUANCE_ACCEPTANCE=50 RATE_LIST_CERTIFICATES=50 DURATION=1m"},
+		{1, map[string]string{"RATE_ACME_FLOW": "7"}, "RATE_ACME_FLOW=7 RATE_ISSUANCE_ACCEPTANCE=13 RATE_LIST_CERTIFICATES=13 DURATION=1m"},
+	} {
+		var stdout, stderr bytes.Buffer
+		var environ []string
+		for k, v := range c.env {
+			environ = append(environ, k+"="+v)
+		}
+		code := Main(context.Background(), Env{Args: []string{"gate", "--plan", "--candidate", build}, Getenv: func(k string) string { return c.env[k] },
+			Environ: environ, Stdout: &stdout, Stderr: &stderr, Root: root, CPUs: c.cpus, Now: time.Now,
+			Exec: func(context.Context, harness.Cmd) (int, error) { return 1, nil }})
+		if code != 0 || !strings.Contains(stdout.String(), c.want) {
+			t.Errorf("%d CPUs: exit %d, stderr %q, stdout %q; want %q", c.cpus, code, stderr.String(), stdout.String(), c.want)
+		}
 	}
 }

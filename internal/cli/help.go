@@ -77,6 +77,46 @@ var commands = []command{
 		example: "loadtest compare v2.1.7=results/a1,results/a2 main=results/b1,results/b2 --format markdown",
 	},
 	{
+		name: "gate", usage: []string{"gate [--plan | --rejudge DIR] [--runs N] [--tolerance F] [--reference BUILD] --candidate BUILD [--reference-knob K=V]... [--candidate-knob K=V]..."},
+		summary: "judge a certctl build against a reference run beside it: the pull-request gate",
+		about: "Runs the reference and the candidate alternately (A B B A ...) on one machine in one sitting, each run on a fresh stack, " +
+			"then compares the two sets and gives one verdict, in one sentence first: pass, regressed (significantly slower beyond the " +
+			"tolerance, with the cause from both sides' diagnoses), new-breach (a budget the candidate broke in every run, the reference " +
+			"held in every run and no registered defect explains), inconclusive (the two sides ran on different testbeds, or the runner " +
+			"decides a budget: broken on the reference too) or failed (a run left no results). Exits 0, 1, 99, 6, or the failed run's code. " +
+			"A BUILD is a certctl build directory (CERTCTL_DIST) or a server image, [label=] before it names the side; the reference " +
+			"defaults to the release .env pins. Its plan (two runs a side of a minute, TIER=api,acme at the tiers' rates on 4 CPUs and their share " +
+			"on fewer, judged on medians, error rates, throughput and the database's time per request at 95 % for those rows at once, " +
+			"tolerance 25 %: docs/comparing.md#the-pull-request-gate) is the environment's where it sets TIER, SCENARIOS, DURATION or " +
+			"RATE_<SCENARIO>. Writes results/<RUN_ID>/gate.{json,txt,md} and compare.{json,txt,md}, each run in results/<RUN_ID>/<RUN_ID>-r1, -c1, ....",
+		flags: [][2]string{
+			{"--plan", "print the plan and its wall time, check both sides' runs, and stop"},
+			{"--rejudge DIR", "judge a finished gate's runs again with this harness's rules, and print the verdict (nothing is written)"},
+			{"--runs N", "runs a side (default 2)"},
+			{"--tolerance F", "how much slower fails (default 0.25)"},
+			{"--reference BUILD", "the build judged against (default: .env's CERTCTL_IMAGE)"},
+			{"--candidate BUILD", "the build judged"},
+			{"--reference-knob K=V, --candidate-knob K=V", "a knob on one side's runs only (a fault injected into the candidate)"},
+		},
+		knobs:   []string{"TIER", "SCENARIOS", "DURATION", "RATE_<SCENARIO>", "RUN_ID"},
+		example: "loadtest gate --reference /opt/certctl/v2.1.7 --candidate ./dist",
+	},
+	{
+		name: "compare-builds", usage: []string{"compare-builds [--plan | --rejudge DIR] [--runs N] [--tolerance F] [--reference BUILD] --candidate BUILD [--reference-knob K=V]... [--candidate-knob K=V]..."},
+		summary: "the release compare: the gate's runs and verdict with the tiers' own load",
+		about: "The gate (loadtest help gate) with the release's plan: three runs a side of two minutes, TIER=api,acme at the tiers' own " +
+			"rates, every row judged at 99 %, tolerance 0, unless the environment or the flags say otherwise. make compare-builds runs it " +
+			"(OLD is the reference, NEW the candidate) and adds KNEE's capacity searches.",
+		flags: [][2]string{
+			{"--plan", "print the plan and its wall time, and stop"},
+			{"--rejudge DIR", "judge a finished compare's runs again with this harness's rules"},
+			{"--runs N", "runs a side (default 3)"},
+			{"--tolerance F", "how much slower fails (default 0)"},
+		},
+		knobs:   []string{"TIER", "SCENARIOS", "DURATION", "RATE_<SCENARIO>", "RUN_ID"},
+		example: "loadtest compare-builds --reference /opt/certctl/v2.1.7 --candidate /opt/certctl/main",
+	},
+	{
 		name: "capacity", usage: []string{"capacity"},
 		summary: "search a scenario's knee: the highest rate at which its budget holds",
 		about: "Ramps SCENARIO's arrival rate ×CAPACITY_FACTOR, then bisects; a breach counts when a repeat breaches too. Each step is an " +

@@ -42,6 +42,17 @@ type Options struct {
 	Confidence float64
 	Draws      int    // bootstrap replicates, 2000 by default
 	Seed       uint64 // of the bootstrap, fixed so that a comparison reads the same every time
+	// Judged are the metrics that can fail the comparison (p50, p95, p99, error rate, throughput); empty:
+	// every one. The others are still marked worse or better, and shown.
+	Judged []string
+	// AcrossTestbeds compares sides whose calibrations differ as if they were one testbed, the difference
+	// a warning: stacks run side by side on purpose (the test suites, MACHINE_CHECK=false).
+	AcrossTestbeds bool
+}
+
+// judged says whether a row of metric can fail the comparison.
+func (o Options) judged(metric string) bool {
+	return len(o.Judged) == 0 || slices.Contains(o.Judged, metric)
 }
 
 func (o *Options) defaults() {
@@ -67,12 +78,14 @@ type Result struct {
 	Noise     float64  `json:"noise"`
 	Tolerance float64  `json:"tolerance"`
 	// Confidence is the intervals' level (0.95 unless asked otherwise).
-	Confidence float64  `json:"confidence"`
-	Block      float64  `json:"block_s"`
-	Warnings   []string `json:"warnings"`
-	Rows       []Row    `json:"rows"`
-	Cause      *Cause   `json:"cause,omitempty"`
-	Verdict    string   `json:"verdict"` // not comparable | regressed | changed | no significant change
+	Confidence float64 `json:"confidence"`
+	// Judged are the metrics that can fail it; empty: every one.
+	Judged   []string `json:"judged,omitempty"`
+	Block    float64  `json:"block_s"`
+	Warnings []string `json:"warnings"`
+	Rows     []Row    `json:"rows"`
+	Cause    *Cause   `json:"cause,omitempty"`
+	Verdict  string   `json:"verdict"` // not comparable | regressed | changed | no significant change
 	// NotComparable says how the two sides' testbeds differ (their runs' calibrations, beyond
 	// testbed.Tolerances): then the verdict is "not comparable", whatever the rows show.
 	NotComparable []string   `json:"not_comparable,omitempty"`
@@ -185,7 +198,7 @@ type Row struct {
 // Compare reads both sides' runs and compares them.
 func Compare(old, new Side, o Options) (Result, error) {
 	o.defaults()
-	res := Result{Schema: Schema, Noise: o.Noise, Tolerance: o.Tolerance, Confidence: o.Confidence, Warnings: []string{}, Regressed: []string{}, Rows: []Row{}, Loads: []LoadPair{}}
+	res := Result{Schema: Schema, Noise: o.Noise, Tolerance: o.Tolerance, Confidence: o.Confidence, Judged: o.Judged, Warnings: []string{}, Regressed: []string{}, Rows: []Row{}, Loads: []LoadPair{}}
 	sides := [2]loaded{}
 	for i, s := range []Side{old, new} {
 		l, err := load(s)
@@ -197,6 +210,10 @@ func Compare(old, new Side, o Options) (Result, error) {
 	labelSides(&sides, old.Label, new.Label)
 	res.Old, res.New = sides[0].info, sides[1].info
 	res.NotComparable = testbeds(sides, &res.Warnings)
+	if o.AcrossTestbeds && len(res.NotComparable) > 0 {
+		res.Warnings = append(res.Warnings, "compared across testbeds, as asked: "+strings.Join(res.NotComparable, ": "))
+		res.NotComparable = nil
+	}
 	res.Warnings = append(res.Warnings, warnings(sides)...)
 	res.Defects = [2]SideDefects{sideDefects(sides[0]), sideDefects(sides[1])}
 
@@ -216,8 +233,14 @@ func Compare(old, new Side, o Options) (Result, error) {
 		}
 		res.Rows = append(res.Rows, rows...)
 	}
+	if row, ok := databaseRow(sides, o); ok {
+		res.Rows = append(res.Rows, row)
+	}
 	for i := range res.Rows {
 		sanitize(&res.Rows[i])
+		if !o.judged(res.Rows[i].Metric) {
+			res.Rows[i].Fails = false
+		}
 	}
 	res.Cause = cause(sides)
 	res.Verdict = "no significant change"
@@ -477,6 +500,12 @@ func compareScenario(name string, a, b *scenarioRuns, o Options, rng *rand.Rand)
 		ea, eb := pooled(ra), pooled(rb)
 		repA := bootstrap(ba, o.Draws, rng, lo, hi)
 		repB := bootstrap(bb, o.Draws, rng, lo, hi)
+		for qi := range quantiles {
+			widen(repA.q[qi], ea.q[qi], len(ba), true)
+			widen(repB.q[qi], eb.q[qi], len(bb), true)
+		}
+		widen(repA.err, ea.errorRate(), len(ba), false)
+		widen(repB.err, eb.errorRate(), len(bb), false)
 		label := name
 		if g != "" {
 			_, ep, _ := strings.Cut(g, "=")
@@ -528,6 +557,8 @@ const ThroughputMetric = "throughput"
 func throughputRow(label string, ba, bb []runBlocks, blockS float64, o Options) Row {
 	rng := newRand(o.Seed ^ 0x7468726f75676870)
 	ta, tb := throughputs(ba, blockS, o.Draws, rng), throughputs(bb, blockS, o.Draws, rng)
+	widen(ta, meanThroughput(ba, blockS), len(ba), true)
+	widen(tb, meanThroughput(bb, blockS), len(bb), true)
 	ratios := make([]float64, o.Draws)
 	for d := range ratios {
 		ratios[d] = tb[d] / ta[d]
@@ -780,4 +811,67 @@ func zero(v float64) float64 {
 		return 0
 	}
 	return v
+}
+
+// DatabaseMetric is the database's time per request (the row of "database"): every statement's execution time over the load
+// (pg_stat_statements) divided by the requests k6 sent, one figure a run. Latency at a light load can
+// hide a statement grown many times dearer (main-151107c's audit INSERT, ×23 at the pull-request gate's
+// rates, with the medians unmoved): this row does not.
+const DatabaseMetric = "time per request"
+
+// databaseRow compares the database's time per request, when every run of both sides recorded its
+// statements: a bootstrap over runs, widened as the percentiles are.
+func databaseRow(s [2]loaded, o Options) (Row, bool) {
+	var per [2][]float64
+	for i, l := range s {
+		for _, sum := range l.summaries {
+			d := sum.Diagnosis
+			var requests float64
+			for _, sc := range sum.Scenarios {
+				if sc.Record != nil {
+					requests += sc.Record.Requests
+				}
+			}
+			if d == nil || len(d.Statements) == 0 || d.Statements[0].TimeShare <= 0 || requests == 0 {
+				return Row{}, false
+			}
+			per[i] = append(per[i], d.Statements[0].TotalMS/d.Statements[0].TimeShare/requests)
+		}
+	}
+	mean := func(v []float64) float64 {
+		t := 0.0
+		for _, x := range v {
+			t += x
+		}
+		return t / float64(len(v))
+	}
+	rng := newRand(o.Seed ^ 0x6461746162617365)
+	draw := func(v []float64) []float64 {
+		out := make([]float64, o.Draws)
+		for d := range out {
+			t := 0.0
+			for range v {
+				t += v[rng.IntN(len(v))]
+			}
+			out[d] = t / float64(len(v))
+		}
+		widen(out, mean(v), len(v), true)
+		return out
+	}
+	ea, eb := mean(per[0]), mean(per[1])
+	if len(per[0]) < 2 || len(per[1]) < 2 {
+		// One figure a run: with one run a side there is no spread to judge it by. Shown, not judged.
+		return Row{Scenario: "database", Metric: DatabaseMetric, Old: round(ea, 3), New: round(eb, 3), Change: round(eb/ea, 3),
+			Verdict: "~", Samples: [2]int{len(per[0]), len(per[1])}}, true
+	}
+	a, b := draw(per[0]), draw(per[1])
+	ratios := make([]float64, o.Draws)
+	for d := range ratios {
+		ratios[d] = b[d] / a[d]
+	}
+	low, high := interval(ratios, o.Confidence)
+	r := Row{Scenario: "database", Metric: DatabaseMetric, Old: round(ea, 3), New: round(eb, 3), Change: round(eb/ea, 3),
+		Low: ptr(round(low, 3)), High: ptr(round(high, 3)), Samples: [2]int{len(per[0]), len(per[1])}}
+	judgeRatio(&r, o)
+	return r, true
 }

@@ -371,6 +371,13 @@ func TestTestbedsApartAreNotComparable(t *testing.T) {
 	if !strings.HasPrefix(Markdown(r), "### ⚠️ Compare") {
 		t.Errorf("markdown %q", Markdown(r)[:40])
 	}
+	// Asked to (stacks side by side on purpose), the same two are compared, the difference a warning.
+	r = run(t, Side{Label: "a", Dirs: []string{withTestbed(t, "v217-a", here)}}, Side{Label: "b", Dirs: []string{withTestbed(t, "v217-b", slow)}}, Options{AcrossTestbeds: true})
+	if r.Verdict == VerdictNotComparable || len(r.NotComparable) > 0 || !slices.ContainsFunc(r.Warnings, func(w string) bool {
+		return strings.HasPrefix(w, "compared across testbeds, as asked: a (run m1-v217-api-acme)")
+	}) {
+		t.Errorf("across testbeds: %q %q %q", r.Verdict, r.NotComparable, r.Warnings)
+	}
 	// The committed baselines of 2026-11-24 (no calibration, an Intel host) against a run on another CPU
 	// whose calibration kept no model: the hosts' models set them apart.
 	r = run(t, Side{Label: "a", Dirs: []string{withMachine(t, "v217-a", nil, "Intel(R) Xeon(R) Processor")}}, Side{Label: "b", Dirs: []string{withMachine(t, "v217-b", &here, "AMD EPYC")}}, Options{})
@@ -380,5 +387,54 @@ func TestTestbedsApartAreNotComparable(t *testing.T) {
 	r = run(t, Side{Label: "a", Dirs: dirs("v217-a")}, Side{Label: "b", Dirs: []string{withTestbed(t, "v217-b", slow)}}, Options{})
 	if r.Verdict == VerdictNotComparable || !slices.ContainsFunc(r.Warnings, func(w string) bool { return strings.HasPrefix(w, "testbed unknown for a ") }) {
 		t.Errorf("one side uncalibrated: %q %q", r.Verdict, r.Warnings)
+	}
+}
+
+// Judged metrics alone can fail a comparison: the others are still marked, and shown.
+func TestJudgedMetrics(t *testing.T) {
+	r := run(t, Side{Dirs: dirs("v217-a", "v217-b")}, Side{Dirs: dirs("main-a")}, Options{Judged: []string{"p50"}})
+	worseP95 := 0
+	for _, row := range r.Rows {
+		if row.Fails && row.Metric != "p50" {
+			t.Errorf("%s %s fails, but only p50 is judged", row.Scenario, row.Metric)
+		}
+		if row.Metric == "p95" && row.Verdict == "worse" {
+			worseP95++
+		}
+	}
+	if r.Verdict != "regressed" || worseP95 == 0 {
+		t.Errorf("verdict %q, p95 rows marked worse %d: the medians still fail it and the p95s are still shown", r.Verdict, worseP95)
+	}
+	if !strings.Contains(Text(r), "(p50 only; the other rows are shown, not judged)") {
+		t.Errorf("the method line does not say what is judged:\n%s", Text(r))
+	}
+	// Without it a p95 fails as well: the rule is what kept them out.
+	all := run(t, Side{Dirs: dirs("v217-a", "v217-b")}, Side{Dirs: dirs("main-a")}, Options{})
+	if !slices.ContainsFunc(all.Rows, func(row Row) bool { return row.Fails && row.Metric == "p95" }) {
+		t.Errorf("no p95 fails when every metric is judged: the test above shows nothing")
+	}
+}
+
+// Two runs a side: the bootstrap's spread of their pool is half what the runs' own spread says, and the
+// interval is widened by √2 for it; one run a side is left as it is.
+func TestWiden(t *testing.T) {
+	reps := []float64{1, 2, 4}
+	widen(reps, 2, 2, true)
+	want := []float64{2 * math.Pow(0.5, math.Sqrt2), 2, 2 * math.Pow(2, math.Sqrt2)}
+	for i := range reps {
+		if math.Abs(reps[i]-want[i]) > 1e-9 {
+			t.Errorf("log scale: %v, want %v", reps, want)
+		}
+	}
+	diffs := []float64{-0.01, 0, 0.03}
+	widen(diffs, 0.01, 3, false)
+	k := math.Sqrt(1.5)
+	if math.Abs(diffs[0]-(0.01-0.02*k)) > 1e-12 || math.Abs(diffs[2]-(0.01+0.02*k)) > 1e-12 {
+		t.Errorf("plain: %v", diffs)
+	}
+	one := []float64{1, 3}
+	widen(one, 2, 1, true)
+	if one[0] != 1 || one[1] != 3 {
+		t.Errorf("one run: %v, want it unchanged", one)
 	}
 }

@@ -168,8 +168,12 @@ func rowChange(r Row) string {
 }
 
 func method(r Result) string {
-	return fmt.Sprintf("%s %% intervals: bootstrap over runs and %gs blocks of requests; ~ is a change whose interval holds no change or below the %.0f %% noise; fails beyond a %.0f %% tolerance",
-		r.level(), r.Block, r.Noise*100, r.Tolerance*100)
+	judged := ""
+	if len(r.Judged) > 0 {
+		judged = " (" + strings.Join(r.Judged, ", ") + " only; the other rows are shown, not judged)"
+	}
+	return fmt.Sprintf("%s %% intervals: bootstrap over runs and %gs blocks of requests; ~ is a change whose interval holds no change or below the %.0f %% noise; fails beyond a %.0f %% tolerance%s",
+		r.level(), r.Block, r.Noise*100, r.Tolerance*100, judged)
 }
 
 func loadText(l Load) string {
@@ -316,3 +320,6 @@ func (r Row) ChangeText() string {
 	}
 	return s
 }
+
+// ShortChange is the row's change alone (×3.2, +38 %, +0.50 pp), as the regressed list gives it.
+func (r Row) ShortChange() string { return changeText(r) }

@@ -267,3 +267,25 @@ func okSamples(runs []runBlocks) int {
 	}
 	return n
 }
+
+// widen scales a side's replicates away from its estimate by √(n/(n−1)), n its runs: a bootstrap that
+// draws n runs with replacement spreads their pool by (n−1)/n of what the runs' own spread says, half of it
+// at two runs a side, the gate's plan. Without it, two A/A sittings in five of v2.1.7 against itself came
+// out "worse" (docs/comparing.md#the-pull-request-gate). A percentile or a rate is scaled in logs (its
+// change is a ratio), an error rate plainly (a difference). One run a side has no spread between runs to
+// scale, and the comparison warns of it.
+func widen(reps []float64, center float64, runs int, logScale bool) {
+	if runs < 2 || math.IsNaN(center) {
+		return
+	}
+	k := math.Sqrt(float64(runs) / float64(runs-1))
+	for i, r := range reps {
+		switch {
+		case math.IsNaN(r):
+		case logScale && r > 0 && center > 0:
+			reps[i] = center * math.Pow(r/center, k)
+		case !logScale:
+			reps[i] = center + (r-center)*k
+		}
+	}
+}

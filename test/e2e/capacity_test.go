@@ -10,6 +10,7 @@ import (
 
 	"certctl-loadtest/internal/capacity"
 	"certctl-loadtest/internal/compare"
+	ltgate "certctl-loadtest/internal/gate"
 )
 
 // The capacity search against the real certctl, with a knee put where a short test can find it: two
@@ -100,5 +101,25 @@ func TestCompareBuildsNamesTheRegression(t *testing.T) {
 	}
 	if c.Cause == nil || len(c.Cause.Statements) == 0 || c.Cause.Statements[0].Query != "INSERT INTO audit_events" {
 		t.Errorf("cause %+v: want the audit INSERT first", c.Cause)
+	}
+}
+
+// The gate's A/A self-test: the release on both sides, the gate's own plan (two runs a side of a minute,
+// A B B A), alone on the machine, passes; each side's runs ran the build they name.
+func TestGateSameBuildPasses(t *testing.T) {
+	e2e(t)
+	t.Parallel()
+	alone(t) // the gate's plan is sized for a machine it has to itself (docs/comparing.md#the-pull-request-gate)
+	results := t.TempDir()
+	r := run(t, append(stackEnv(t), "RESULTS_DIR="+results, "KNOWN_DEFECTS=pass", "MACHINE_CHECK=true", "TIER=", "DURATION=", "CANDIDATE="+dist, "REFERENCE="+dist),
+		"make", "gate")
+	wantCode(t, r, 0)
+	wantOutput(t, r, `(?m)^pass: v2\.1\.7 \(candidate\) is within the runs' noise of v2\.1\.7 \(reference\) \(2 runs a side, alternating\)`)
+	g, err := ltgate.Read(filepath.Join(results, r.runID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Verdict != ltgate.Pass || len(g.Runs) != 4 || g.Plan.Tier != "api,acme" || g.Plan.Duration != "1m" {
+		t.Errorf("gate.json: %s, %d runs, TIER=%s DURATION=%s; want pass over the gate's plan", g.Sentence, len(g.Runs), g.Plan.Tier, g.Plan.Duration)
 	}
 }

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"testing"
 
-	"certctl-loadtest/internal/defects"
+	"certctl-loadtest/internal/gate"
 	"certctl-loadtest/internal/results"
 )
 
@@ -35,12 +35,14 @@ func readmeSnippet(t *testing.T) string {
 }
 
 // certctlFixture is a repository laid out as certctl's for the snippet's build job: its workflow is
-// README's snippet, and its `make build` stands in for certctl's by copying the real build in
-// CERTCTL_DIST to bin/ (compiling certctl here would take minutes and its modules); migrations/ and
-// LICENSE are the build's. origin names certctl's repository, so the job's github.repository is it.
-func certctlFixture(t *testing.T) string {
+// README's snippet, and its `make build` stands in for certctl's by copying a real build to bin/
+// (compiling certctl here would take minutes and its modules). Two commits: the pull request's base,
+// whose build is reference, and its head, whose build is candidate, each with that build's migrations/
+// and LICENSE. origin names certctl's repository, so the job's github.repository is it. It returns the
+// directory and the base's commit.
+func certctlFixture(t *testing.T, reference, candidate string) (dir, base string) {
 	t.Helper()
-	dir := t.TempDir()
+	dir = t.TempDir()
 	write := func(name, body string) {
 		p := filepath.Join(dir, name)
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -50,25 +52,34 @@ func certctlFixture(t *testing.T) string {
 			t.Fatal(err)
 		}
 	}
-	write(".github/workflows/loadtest.yml", readmeSnippet(t))
-	write("Makefile", fmt.Sprintf("# Stand-in for certctl's build target: the real build, copied.\nbuild:\n\tmkdir -p bin\n\tcp %s/server %s/agent bin/\n", dist(), dist()))
+	git := func(args ...string) string {
+		out, err := exec.Command("git", append([]string{"-C", dir, "-c", "user.name=t", "-c", "user.email=t@example.invalid"}, args...)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
 	goVersion, err := exec.Command("go", "env", "GOVERSION").Output()
 	if err != nil {
 		t.Fatal(err)
 	}
+	write(".github/workflows/loadtest.yml", readmeSnippet(t))
 	write("go.mod", "module github.com/certctl-io/certctl\n\ngo "+strings.TrimPrefix(strings.TrimSpace(string(goVersion)), "go")+"\n")
-	for _, c := range [][]string{
-		{"cp", "-r", filepath.Join(dist(), "migrations"), filepath.Join(dist(), "LICENSE"), dir},
-		{"git", "-C", dir, "init", "-q", "-b", "main"},
-		{"git", "-C", dir, "remote", "add", "origin", "https://github.com/certctl-io/certctl.git"},
-		{"git", "-C", dir, "add", "-A"},
-		{"git", "-C", dir, "-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-q", "-m", "fixture"},
-	} {
-		if out, err := exec.Command(c[0], c[1:]...).CombinedOutput(); err != nil {
-			t.Fatalf("%v: %v\n%s", c, err, out)
+	git("init", "-q", "-b", "main")
+	git("remote", "add", "origin", "https://github.com/certctl-io/certctl.git")
+	for i, build := range []string{reference, candidate} {
+		write("Makefile", fmt.Sprintf("# Stand-in for certctl's build target: the real build, copied.\nbuild:\n\tmkdir -p bin\n\tcp %s/server %s/agent bin/\n", build, build))
+		os.RemoveAll(filepath.Join(dir, "migrations"))
+		if out, err := exec.Command("cp", "-r", filepath.Join(build, "migrations"), filepath.Join(build, "LICENSE"), dir).CombinedOutput(); err != nil {
+			t.Fatalf("cp: %v\n%s", err, out)
+		}
+		git("add", "-A")
+		git("commit", "-q", "--allow-empty", "-m", []string{"base", "head"}[i])
+		if i == 0 {
+			base = git("rev-parse", "HEAD")
 		}
 	}
-	return dir
+	return dir, base
 }
 
 // ghStandIn is a gh on the PATH that answers the comment listing with nothing and records every call
@@ -88,116 +99,156 @@ for a in "$@"; do case "$a" in body=@*) cat "${a#body=@}" >"$GH_STAND_IN_LOG.bod
 	return log, []string{pathPrepend + dir, "GH_STAND_IN_LOG=" + log}
 }
 
-const prPayload = `{"number": 7, "pull_request": {"number": 7, "head": {"ref": "feature", "sha": "0000000000000000000000000000000000000000"}, "base": {"ref": "main"}}}`
+// prPayload is a pull request whose base is the fixture's first commit.
+func prPayload(base string) string {
+	return `{"number": 7, "pull_request": {"number": 7, "head": {"ref": "feature", "sha": "0000000000000000000000000000000000000000"}, "base": {"ref": "main", "sha": "` + base + `"}}}`
+}
 
-// sameTestbed points the gate at recorded runs of the release that name no CPU model: compare judges
-// them with a warning instead of calling them another testbed.
-const sameTestbed = "LOADTEST_BASELINE=internal/compare/testdata/v217-a,internal/compare/testdata/v217-b"
+// serverSHA is a build's server binary's sha256, as a run records it.
+func serverSHA(t *testing.T, build string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(build, "server"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
 
-// prRun runs the fixture's pull_request workflow, README's snippet, with the repository variables vars
-// and env on the jobs, and returns the run, the artifact's summary, and the comment gh was given.
-func prRun(t *testing.T, vars []string, env []string) (actRun, results.Summary, string) {
+// prRun runs the fixture's pull_request workflow, README's snippet, with the reference and candidate
+// builds as the pull request's base and head, the repository variables vars and env on the jobs, and
+// returns the run, the gate's verdict from the artifact, and the comment gh was given.
+func prRun(t *testing.T, reference, candidate string, vars []string, env []string) (actRun, gate.Result, string) {
 	t.Helper()
 	needAct(t)
-	fixture := certctlFixture(t)
+	fixture, base := certctlFixture(t, reference, candidate)
 	log, ghEnv := ghStandIn(t)
-	env = append(append([]string{withoutDist, "ACT_CHECKOUT_TREES=" + harnessRepo + "=" + root}, ghEnv...), env...)
+	env = append(append([]string{withoutDist, "ACT_CHECKOUT_TREES=" + harnessRepo + "=" + root + " certctl-io/certctl=" + fixture}, ghEnv...), env...)
 	args := []string{"--local-repository", harnessRepo + "@main=" + root}
 	for _, v := range vars {
 		args = append(args, "--var", v)
 	}
-	r := runActIn(t, fixture, filepath.Join(".github", "workflows", "loadtest.yml"), "pull_request", prPayload, env, args...)
-	// The build job's artifact is what the harness ran: certctl's server, byte for byte.
+	r := runActIn(t, fixture, filepath.Join(".github", "workflows", "loadtest.yml"), "pull_request", prPayload(base), env, args...)
 	runID := "pr-7-" + r.runID + "-1"
-	_, s := artifact(t, r, runID, completeRun...)
-	b, err := os.ReadFile(filepath.Join(dist(), "server"))
+	dir := filepath.Join(r.sink, "loadtest-"+runID)
+	g, err := gate.Read(dir)
 	if err != nil {
-		t.Fatal(err)
+		have, _ := filepath.Glob(filepath.Join(r.sink, "*"))
+		t.Fatalf("no gate in the artifact (%v; the sink has %v); act printed:\n%s", err, have, r.output)
 	}
-	if sum := sha256.Sum256(b); s.Run.Certctl.ServerSHA256 != hex.EncodeToString(sum[:]) {
-		t.Errorf("the run's certctl server has sha256 %q; want the build artifact's, %x", s.Run.Certctl.ServerSHA256, sum)
+	t.Logf("gate: %s", g.Sentence)
+	// The build job's artifacts are what the gate ran: each side's certctl server, byte for byte, in runs
+	// that alternate (A B B A) and repeat as make loadtest.
+	if got := orderOf(g); got != "ABBA" {
+		t.Errorf("the runs ran %s; want ABBA", got)
 	}
-	if !strings.HasPrefix(s.Run.Command, "make loadtest ") {
-		t.Errorf("run.json's command %q; want the make target that reproduces the load", s.Run.Command)
+	for _, run := range g.Runs {
+		want := serverSHA(t, reference)
+		if run.Side == gate.Candidate {
+			want = serverSHA(t, candidate)
+		}
+		for _, d := range run.Dirs {
+			var s results.Summary
+			b, err := os.ReadFile(filepath.Join(dir, d, "summary.json"))
+			if err == nil {
+				err = json.Unmarshal(b, &s)
+			}
+			if err != nil {
+				t.Errorf("run %s: %v", d, err)
+				continue
+			}
+			if s.Run.Certctl.ServerSHA256 != want {
+				t.Errorf("run %s (%s): certctl server sha256 %q; want the %s build's, %s", d, run.Side, s.Run.Certctl.ServerSHA256, run.Side, want)
+			}
+			if !strings.HasPrefix(s.Run.Command, "make loadtest ") {
+				t.Errorf("run %s: run.json's command %q; want the make target that reproduces the load", d, s.Run.Command)
+			}
+		}
 	}
 	comment, _ := os.ReadFile(log + ".body")
 	calls, _ := os.ReadFile(log)
 	if !strings.Contains(string(calls), "gh api repos/certctl-io/certctl/issues/7/comments") {
 		t.Errorf("gh was called %q; want the pull request's comments listed and posted", calls)
 	}
-	if !strings.HasPrefix(string(comment), "<!-- certctl-loadtest pull-request -->\n") {
-		t.Errorf("the comment does not start with the marker the next push edits it by:\n%s", comment)
+	if !strings.HasPrefix(string(comment), "<!-- certctl-loadtest pull-request -->\n### ") {
+		t.Errorf("the comment does not start with the marker the next push edits it by, then the verdict:\n%s", comment)
 	}
-	return r, s, string(comment)
+	return r, g, string(comment)
+}
+
+func orderOf(g gate.Result) string {
+	var b strings.Builder
+	for _, r := range g.Runs {
+		b.WriteByte(map[string]byte{gate.Reference: 'A', gate.Candidate: 'B'}[r.Side])
+	}
+	return b.String()
 }
 
 // README's snippet, committed in a fixture repository laid out as certctl's, on a pull request: its build
-// job uploads certctl's build, and the reusable workflow (.github/workflows/pull-request.yml, mapped to
-// this working tree) checks out the harness, runs the load against that build, compares it with the
-// committed baseline of the release, and writes one verdict as the job summary and the pull request's
-// comment. A known defect (OCSP answering 500, registered) is reported and passes; a regression injected
-// by the fault proxy, 150 ms on every certificate listing (under its budget, ×5 its median), fails.
+// job builds the pull request's head and base and uploads both, and the reusable workflow
+// (.github/workflows/pull-request.yml, mapped to this working tree) checks out the harness, runs the two
+// builds alternately, each run on a fresh stack, and writes one verdict, its sentence first, as the job
+// summary and the pull request's comment. No recorded baseline plays a part. The same build on both sides
+// passes, a known defect (OCSP answering 500, registered) met on both; the same build with 150 ms added by
+// the fault proxy to one ACME endpoint on the candidate's runs only fails as regressed, naming it; the
+// next build against the release fails as regressed, naming the audit chain's INSERT (full suite).
 func TestPullRequestGate(t *testing.T) {
-	// The committed baselines name another machine's CPU (docs/methodology.md#testbeds): the verdicts are
-	// judged against runs whose testbed compare cannot set apart (recorded before hosts kept their model),
-	// and the not-comparable verdict against the committed ones, in the full suite.
 	t.Parallel()
-	t.Run("known defect passes", func(t *testing.T) {
+	t.Run("the same build passes", func(t *testing.T) {
 		t.Parallel()
-		// The tolerance is wide: this checks what a known defect does to the verdict, on a machine the
-		// suite's other stacks share, against a baseline of two minutes on a quiet one.
 		// Rates a tenth of the defaults: the suite's other stacks share the machine.
-		r, s, comment := prRun(t, []string{"LOADTEST_TIERS=api,pki", "LOADTEST_SCENARIOS=list_certificates,ocsp_crl",
-			"LOADTEST_DURATION=20s", "LOADTEST_TOLERANCE=10", sameTestbed}, []string{"RATE_LIST_CERTIFICATES=5", "RATE_OCSP_CRL=10"})
+		r, g, comment := prRun(t, dist(), dist(), []string{"LOADTEST_TIERS=api,pki", "LOADTEST_SCENARIOS=list_certificates,ocsp_crl",
+			"LOADTEST_DURATION=20s"}, []string{"RATE_LIST_CERTIFICATES=5", "RATE_OCSP_CRL=10"})
 		if r.code != 0 {
-			t.Fatalf("act exited %d; want 0 (a known defect is not a failure):\n%s", r.code, r.output)
+			t.Fatalf("act exited %d; want 0 (the same build on both sides):\n%s", r.code, r.output)
 		}
 		wantOutput(t, r, `verdict: pass: `)
-		wantOutput(t, r, `## Pull-request verdict: pass`)
-		if s.ExitCode != 0 || s.Breaches == nil || !slices.ContainsFunc(s.Breaches.Known, func(k defects.Known) bool { return slices.Contains(k.Defects, "ocsp-500") }) {
-			t.Errorf("summary.json: exit %d, breaches %+v; want exit 0 with ocsp-500 known", s.ExitCode, s.Breaches)
+		if g.Verdict != gate.Pass || len(g.Runs) != 4 {
+			t.Errorf("gate.json: %s, %d runs; want pass over 4", g.Sentence, len(g.Runs))
 		}
-		for _, want := range []string{"**certctl load test: pass: ", "ocsp-500", "## Against the baseline", "list_certificates"} {
+		for _, run := range g.Runs {
+			if !slices.Contains(run.Known, "ocsp-500") {
+				t.Errorf("run %s: known defects %q; want ocsp-500 met (registered: it passes)", run.RunID, run.Known)
+			}
+		}
+		for _, want := range []string{"### ✅ certctl load test: pass", "known: ocsp-500", `list\_certificates`, "| run | side | build |"} {
 			if !strings.Contains(comment, want) {
 				t.Errorf("the comment has no %q:\n%s", want, comment)
 			}
 		}
-		wantOutput(t, r, `## Against the baseline`)
 	})
-	t.Run("another testbed is not comparable", func(t *testing.T) {
-		if testing.Short() {
-			t.Skip("full suite: the gate's verdicts are judged above; this one reads the committed baselines' machine")
-		}
+	t.Run("a slower endpoint fails, named", func(t *testing.T) {
 		t.Parallel()
-		r, _, _ := prRun(t, []string{"LOADTEST_SCENARIOS=list_certificates", "LOADTEST_DURATION=20s"}, []string{"RATE_LIST_CERTIFICATES=5"})
-		if r.code != 0 {
-			t.Fatalf("act exited %d; want 0 (another testbed is reported, not failed):\n%s", r.code, r.output)
-		}
-		wantOutput(t, r, `verdict: not-comparable: `)
-		wantOutput(t, r, `NOT COMPARABLE: `)
-	})
-	t.Run("regression fails", func(t *testing.T) {
-		t.Parallel()
-		r, _, comment := prRun(t, []string{"LOADTEST_SCENARIOS=list_certificates", "LOADTEST_DURATION=20s", sameTestbed},
-			[]string{"FAULT_LATENCY=150ms", "FAULT_ROUTE=GET /api/v1/certificates", "RATE_LIST_CERTIFICATES=5"})
+		r, g, comment := prRun(t, dist(), dist(), []string{"LOADTEST_SCENARIOS=acme_flow", "LOADTEST_DURATION=20s",
+			"LOADTEST_CANDIDATE_KNOBS=FAULT_LATENCY=150ms\nFAULT_ROUTE=HEAD /acme"}, []string{"RATE_ACME_FLOW=5"})
 		if r.code == 0 {
-			t.Fatalf("act exited 0 for a pull request 150 ms slower on every listing:\n%s", r.output)
+			t.Fatalf("act exited 0 for a candidate 150 ms slower on every new-nonce:\n%s", r.output)
 		}
-		wantOutput(t, r, `verdict: regressed: `)
-		wantOutput(t, r, `## Pull-request verdict: regressed`)
+		wantOutput(t, r, `verdict: regressed: .*acme_flow/nonce p\d+ ×`)
 		wantOutput(t, r, `❌  Failure - Main Fail on something new`)
-		if !strings.Contains(comment, "**certctl load test: regressed: ") {
+		if g.Verdict != gate.Regressed || !slices.ContainsFunc(g.Regressed, func(s string) bool { return strings.HasPrefix(s, "acme_flow/nonce ") }) {
+			t.Errorf("gate.json: %s; want regressed naming acme_flow/nonce", g.Sentence)
+		}
+		if !strings.Contains(comment, "### ❌ certctl load test: regressed") {
 			t.Errorf("the comment does not say regressed:\n%s", comment)
 		}
-		b, err := os.ReadFile(filepath.Join(r.sink, "loadtest-pr-7-"+r.runID+"-1", "compare", "compare.json"))
-		if err != nil {
-			t.Fatalf("no compare in the artifact: %v", err)
+	})
+	t.Run("the next build regresses, its cause named", func(t *testing.T) {
+		next := os.Getenv("CERTCTL_NEXT_DIST")
+		if testing.Short() || next == "" {
+			t.Skip("full suite, with CERTCTL_NEXT_DIST: the release against the next build")
 		}
-		var c struct {
-			Verdict string `json:"verdict"`
+		t.Parallel()
+		// The rates a 4-CPU runner's plan has: at half of them, on 2 CPUs, the audit chain's lock queue forms
+		// in some runs only and two runs a side cannot tell (docs/comparing.md#the-pull-request-gate).
+		r, g, _ := prRun(t, dist(), next, []string{"LOADTEST_SCENARIOS=list_certificates,acme_flow"},
+			[]string{"RATE_LIST_CERTIFICATES=50", "RATE_ACME_FLOW=100"})
+		if r.code == 0 {
+			t.Fatalf("act exited 0 for main-151107c against v2.1.7:\n%s", r.output)
 		}
-		if err := json.Unmarshal(b, &c); err != nil || c.Verdict != "regressed" {
-			t.Errorf("compare.json: verdict %q (%v); want regressed", c.Verdict, err)
+		wantOutput(t, r, `verdict: regressed: `)
+		if g.Verdict != gate.Regressed || !strings.Contains(g.Cause, "INSERT INTO audit_events") {
+			t.Errorf("gate.json: %s; want regressed with the audit chain's INSERT as the cause", g.Sentence)
 		}
 	})
 }
