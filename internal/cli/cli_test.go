@@ -578,7 +578,7 @@ func TestGatePlan(t *testing.T) {
 	o := mainWith(t, []string{"gate", "--plan", "--candidate", "pr=" + build}, nil, nil)
 	pins, _ := harness.ReadEnvFile(filepath.Join(root, ".env"))
 	tag := pins["CERTCTL_IMAGE"][strings.LastIndex(pins["CERTCTL_IMAGE"], ":")+1:]
-	want := "pr against " + tag + ": 2 runs a side alternating (ABBA), TIER=api,acme RATE_ACME_FLOW=100 RATE_ISSUANCE_ACCEPTANCE=50 RATE_LIST_CERTIFICATES=50 DURATION=1m, each run on a fresh stack, about 85 s a run: about 5.7 min in all; judged on p50, error rate, throughput, time per request (95 % for them all), regressed beyond 25 %\n"
+	want := "pr against " + tag + ": 2 runs a side alternating (ABBA), TIER=api,acme RATE_ACME_FLOW=100 RATE_ISSUANCE_ACCEPTANCE=50 RATE_LIST_CERTIFICATES=50 DURATION=1m, each run on a fresh stack, about 85 s a run: about 5.7 min in all; judged on p50, error rate, throughput (95 % for them all), regressed beyond 25 %\n"
 	if o.code != 0 || o.stdout != want || len(o.calls) > 0 {
 		t.Errorf("exit %d, calls %q, stderr %q, stdout:\n%s\nwant:\n%s", o.code, o.calls, o.stderr, o.stdout, want)
 	}

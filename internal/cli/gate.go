@@ -38,11 +38,13 @@ type gatePlan struct {
 // of a minute each, at the API and ACME tiers' own rates on a 4-CPU runner and a share of them on fewer
 // CPUs (half on 2), so that the runner is never the limit: at the full rates a 2-CPU machine's stack held
 // both CPUs 94 % busy and every p95 was ×30–60 the half rates': the figures were the queue's, not
-// certctl's. Judged on medians, error rates, throughput and the database's time per request, at 95 %
-// for all those rows at once: a minute's p95 rests on 75 requests a run, its p99 on 15, and an A/A
-// sitting read at 99 % a row over p95s and p99s too came out regressed (an ACME endpoint's p99 +60 %).
+// certctl's. Judged on medians, error rates and throughput, at 95 % for all those rows at once: a
+// minute's p95 rests on 75 requests a run, its p99 on 15, and an A/A sitting read at 99 % a row over p95s
+// and p99s too came out regressed (an ACME endpoint's p99 +60 %). The database's time per request is
+// shown, not judged: one figure a run, setup's statements and all, it called the same build +48 % slower
+// in 20-second runs beside other stacks.
 var gateDefaults = gatePlan{tier: "api,acme", duration: "1m", runs: 2, tolerance: 0.25, perCPU: 4,
-	judged: []string{"p50", "error rate", compare.ThroughputMetric, compare.DatabaseMetric}, family: 0.95,
+	judged: []string{"p50", "error rate", compare.ThroughputMetric}, family: 0.95,
 	rates: map[string]string{"RATE_LIST_CERTIFICATES": "50", "RATE_ISSUANCE_ACCEPTANCE": "50", "RATE_ACME_FLOW": "100"}}
 
 // compare-builds' plan: the release compare, three runs a side of the tiers' own load, every row judged

@@ -86,7 +86,7 @@ var commands = []command{
 			"decides a budget: broken on the reference too) or failed (a run left no results). Exits 0, 1, 99, 6, or the failed run's code. " +
 			"A BUILD is a certctl build directory (CERTCTL_DIST) or a server image, [label=] before it names the side; the reference " +
 			"defaults to the release .env pins. Its plan (two runs a side of a minute, TIER=api,acme at the tiers' rates on 4 CPUs and their share " +
-			"on fewer, judged on medians, error rates, throughput and the database's time per request at 95 % for those rows at once, " +
+			"on fewer, judged on medians, error rates and throughput at 95 % for those rows at once, " +
 			"tolerance 25 %: docs/comparing.md#the-pull-request-gate) is the environment's where it sets TIER, SCENARIOS, DURATION or " +
 			"RATE_<SCENARIO>. Writes results/<RUN_ID>/gate.{json,txt,md} and compare.{json,txt,md}, each run in results/<RUN_ID>/<RUN_ID>-r1, -c1, ....",
 		flags: [][2]string{

@@ -422,7 +422,10 @@ func causeText(c *compare.Cause, ref, cand string) string {
 	var parts []string
 	var top *compare.StatementChange
 	for i, s := range c.Statements {
-		if s.NewShare-s.OldShare > 0 && (top == nil || s.NewShare-s.OldShare > top.NewShare-top.OldShare) {
+		// A statement is the cause when it took a tenth of the database's time more, or a tenth of it at
+		// a cost a call half again the reference's: a share moving by points is the runs' noise.
+		grew := s.NewShare-s.OldShare >= 0.10 || (s.NewShare >= 0.10 && s.OldMeanMS > 0 && s.NewMeanMS >= 1.5*s.OldMeanMS)
+		if grew && (top == nil || s.NewShare-s.OldShare > top.NewShare-top.OldShare) {
 			top = &c.Statements[i]
 		}
 	}
@@ -436,7 +439,7 @@ func causeText(c *compare.Cause, ref, cand string) string {
 		}
 		parts = append(parts, p+")")
 	}
-	if len(c.New) > 0 && (len(c.Old) == 0 || c.New[0] != c.Old[0]) {
+	if top == nil && len(c.New) > 0 && (len(c.Old) == 0 || c.New[0] != c.Old[0]) {
 		parts = append(parts, cand+"'s diagnosis: "+c.New[0])
 	}
 	return strings.Join(parts, "; ")
