@@ -278,7 +278,7 @@ func gateCmd(ctx context.Context, e Env, cmd string, args []string) int {
 		}
 	}
 	res.Complete = res.Problem == ""
-	judgeGate(&res, dir, dirs, failed)
+	judgeGate(&res, dirs, failed)
 	save()
 	fmt.Fprint(e.Stdout, gate.Text(res))
 	fmt.Fprintf(e.Stderr, "loadtest: %s: exit %d: %s; results in %s\n", cmd, res.Code, res.Sentence, dir)
@@ -287,7 +287,7 @@ func gateCmd(ctx context.Context, e Env, cmd string, args []string) int {
 
 // judgeGate compares the two sides' runs (dirs: the reference's, the candidate's) as the plan says and
 // sets the verdict.
-func judgeGate(res *gate.Result, dir string, dirs [2][]string, failed int) {
+func judgeGate(res *gate.Result, dirs [2][]string, failed int) {
 	p := res.Plan
 	if res.Complete {
 		c, err := gate.Compare(compare.Side{Label: p.Reference.Label, Dirs: dirs[0]}, compare.Side{Label: p.Candidate.Label, Dirs: dirs[1]},
@@ -325,7 +325,7 @@ func rejudgeGate(e Env, cmd, dir string, defaults gatePlan) int {
 			dirs[k] = append(dirs[k], filepath.Join(dir, d))
 		}
 	}
-	judgeGate(&res, dir, dirs, results.ExitOK)
+	judgeGate(&res, dirs, results.ExitOK)
 	fmt.Fprint(e.Stdout, gate.Text(res))
 	return res.Code
 }
