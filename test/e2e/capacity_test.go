@@ -114,7 +114,10 @@ func TestGateSameBuildPasses(t *testing.T) {
 	r := run(t, append(stackEnv(t), "RESULTS_DIR="+results, "KNOWN_DEFECTS=pass", "MACHINE_CHECK=true", "TIER=", "DURATION=", "CANDIDATE="+dist, "REFERENCE="+dist),
 		"make", "gate")
 	wantCode(t, r, 0)
-	wantOutput(t, r, `(?m)^pass: v2\.1\.7 \(candidate\) is within the runs' noise of v2\.1\.7 \(reference\) \(2 runs a side, alternating\)`)
+	// A pass either way: judged at 95 % for all its rows at once, about one A/A sitting in twenty shows a
+	// row that moved significantly (2026-11-29: acme_flow/directory p50 −21 %, −42 … −2 %, "better"),
+	// within the tolerance.
+	wantOutput(t, r, `(?m)^pass: v2\.1\.7 \(candidate\) (is within the runs' noise of|differs from) v2\.1\.7 \(reference\)(, nothing worse beyond 25 %)? \(2 runs a side, alternating\)`)
 	g, err := ltgate.Read(filepath.Join(results, r.runID))
 	if err != nil {
 		t.Fatal(err)
