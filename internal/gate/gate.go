@@ -277,7 +277,13 @@ func Judge(r *Result, failedCode int) {
 		}
 		set(Regressed, s+news)
 	case len(r.NewBreaches) > 0:
-		set(NewBreach, fmt.Sprintf("%s broke %s in every run, which %s held in every run and no registered defect explains", cand, strings.Join(r.NewBreaches, ", "), ref))
+		// The medians' intervals may be too wide to call (a saturated runner queues both sides), but the
+		// diagnoses still say where the candidate's time went.
+		s := fmt.Sprintf("%s broke %s in every run, which %s held in every run and no registered defect explains", cand, strings.Join(r.NewBreaches, ", "), ref)
+		if r.Cause != "" {
+			s += "; " + r.Cause
+		}
+		set(NewBreach, s)
 	case len(r.Undecided) > 0:
 		set(Inconclusive, fmt.Sprintf("this runner decides %s (%s); nothing else moved beyond the runs' noise", strings.Join(r.Undecided, ", "), undecidedWhy(r.Runs)))
 	default:

@@ -246,9 +246,12 @@ func TestPullRequestGate(t *testing.T) {
 		if r.code == 0 {
 			t.Fatalf("act exited 0 for main-151107c against v2.1.7:\n%s", r.output)
 		}
-		wantOutput(t, r, `verdict: regressed: `)
-		if g.Verdict != gate.Regressed || !strings.Contains(g.Cause, "INSERT INTO audit_events") {
-			t.Errorf("gate.json: %s; want regressed with the audit chain's INSERT as the cause", g.Sentence)
+		// Regressed when the medians' intervals can tell; when the runner saturates (beside the suite's
+		// other act job the reference's medians queued at 100 ms too, intervals ÷2.5 … ×36), the budgets
+		// main broke in every run and v2.1.7 held say it: new-breach. Either way, with the cause.
+		wantOutput(t, r, `verdict: (regressed|new-breach): .*INSERT INTO audit_events`)
+		if (g.Verdict != gate.Regressed && g.Verdict != gate.NewBreach) || !strings.Contains(g.Cause, "INSERT INTO audit_events") {
+			t.Errorf("gate.json: %s; want regressed or a new breach, with the audit chain's INSERT as the cause", g.Sentence)
 		}
 	})
 }
