@@ -45,18 +45,18 @@ func (c *certctlWire) authenticate() error {
 		b, _ := io.ReadAll(resp.Body)
 		return fmt.Errorf("F5 auth failed with status %d: %s", resp.StatusCode, b)
 	}
-	var result struct {
+	var login struct {
 		Token struct {
-			Token string `json:"token"`
+			Value string `json:"token"`
 		} `json:"token"`
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&result); err != nil {
+	if err := json.NewDecoder(resp.Body).Decode(&login); err != nil {
 		return err
 	}
-	if result.Token.Token == "" {
-		return fmt.Errorf("F5 auth response contained no token")
+	if login.Token.Value == "" {
+		return fmt.Errorf("the login answered no token.token")
 	}
-	c.token = result.Token.Token
+	c.token = login.Token.Value
 	return nil
 }
 
@@ -101,8 +101,7 @@ func (c *certctlWire) expect(what string, code int, body []byte, err error, ok .
 // C3
 func (c *certctlWire) uploadFile(name string, data []byte) error {
 	code, b, err := c.do(http.MethodPost, "/mgmt/shared/file-transfer/uploads/"+name, data, map[string]string{
-		"Content-Type":  "application/octet-stream",
-		"Content-Range": fmt.Sprintf("0-%d/%d", len(data)-1, len(data)),
+		"Content-Type": "application/octet-stream", "Content-Range": wholeRange(len(data)),
 	})
 	return c.expect("upload "+name, code, b, err, 200)
 }
@@ -120,16 +119,16 @@ func (c *certctlWire) createTransaction() (string, error) {
 	if err := c.expect("create transaction", code, b, err, 200); err != nil {
 		return "", err
 	}
-	var result struct {
-		TransID json.Number `json:"transId"`
+	var tx struct {
+		ID json.Number `json:"transId"`
 	}
-	if err := json.Unmarshal(b, &result); err != nil {
+	if err := json.Unmarshal(b, &tx); err != nil {
 		return "", err
 	}
-	if result.TransID.String() == "" {
-		return "", fmt.Errorf("F5 returned empty transaction ID")
+	if tx.ID.String() == "" {
+		return "", fmt.Errorf("the transaction answered no transId")
 	}
-	return result.TransID.String(), nil
+	return tx.ID.String(), nil
 }
 
 // C7: tilde path in the URL, slash paths in the body, and certctl's own

@@ -229,12 +229,14 @@ func (e *env) login() string {
 	return m["token"].(map[string]any)["token"].(string)
 }
 
+// wholeRange is the Content-Range of n bytes sent in one chunk.
+func wholeRange(n int) string { return fmt.Sprintf("0-%d/%d", n-1, n) }
+
 // upload sends data in one chunk, as certctl does.
 func (e *env) upload(name string, data []byte) {
 	e.t.Helper()
 	code, m := e.authed("POST", uploadsPrefix+name, map[string]string{
-		"Content-Type":  "application/octet-stream",
-		"Content-Range": fmt.Sprintf("0-%d/%d", len(data)-1, len(data)),
+		"Content-Type": "application/octet-stream", "Content-Range": wholeRange(len(data)),
 	}, data)
 	if code != 200 {
 		e.t.Fatalf("upload %s: %d %v", name, code, m)

@@ -655,13 +655,12 @@ type certctlCert struct {
 	CreatedAt, UpdatedAt             time.Time
 }
 
-// certctlListQuery is certctl's list query without filters: ORDER BY created_at alone, LIMIT/OFFSET.
-const certctlListQuery = `
-		SELECT id, name, common_name, sans, environment, owner_id, team_id, issuer_id, renewal_policy_id,
-		       certificate_profile_id, status, expires_at, tags, last_renewal_at, last_deployment_at, revoked_at, revocation_reason, source, created_at, updated_at
-		FROM managed_certificates
-		ORDER BY created_at ASC
-		LIMIT $1 OFFSET $2`
+// certctlListQuery reads what certctl's unfiltered list reads, in its order (created_at, then
+// LIMIT/OFFSET): the columns certctlCert holds, in its fields' order.
+var certctlListQuery = "SELECT " + strings.Join([]string{"id", "name", "common_name", "sans", "environment",
+	"owner_id", "team_id", "issuer_id", "renewal_policy_id", "certificate_profile_id", "status", "expires_at", "tags",
+	"last_renewal_at", "last_deployment_at", "revoked_at", "revocation_reason", "source", "created_at", "updated_at"}, ", ") +
+	" FROM managed_certificates ORDER BY created_at LIMIT $1 OFFSET $2"
 
 func listPage(t *testing.T, d *db, perPage, page int) []certctlCert {
 	t.Helper()
@@ -737,12 +736,10 @@ func checkCertctlCertificateList(t *testing.T, d *db, n int64) {
 // heartbeat's lookup): hostname, os, architecture, ip_address and version into plain strings.
 func checkCertctlAgentScans(t *testing.T, d *db, n int64) {
 	t.Helper()
-	rows, err := d.conn.Query(context.Background(), `
-		SELECT id, name, hostname, status, last_heartbeat_at, registered_at, api_key_hash,
-		       os, architecture, ip_address, version, retired_at, retired_reason
-		FROM agents
-		WHERE retired_at IS NULL
-		ORDER BY registered_at DESC`)
+	cols := []string{"id", "name", "hostname", "status", "last_heartbeat_at", "registered_at", "api_key_hash",
+		"os", "architecture", "ip_address", "version", "retired_at", "retired_reason"}
+	rows, err := d.conn.Query(context.Background(),
+		"SELECT "+strings.Join(cols, ", ")+" FROM agents WHERE retired_at IS NULL ORDER BY registered_at DESC")
 	if err != nil {
 		t.Fatal(err)
 	}

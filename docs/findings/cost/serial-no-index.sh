@@ -65,16 +65,14 @@ grow() { # TARGET
 # GetByIssuerAndSerial (OCSP; LIMIT 1 may stop at the first match) → CERT_MS.
 explain() {
 	pgq "EXPLAIN (ANALYZE, FORMAT JSON)
-		SELECT cv.id, cv.pem_chain FROM certificate_versions cv
-		JOIN managed_certificates mc ON mc.id = cv.certificate_id
-		WHERE mc.issuer_id = :'i' AND cv.serial_number = :'s'
-		ORDER BY cv.created_at DESC LIMIT 1;" "i=$ISSUER_ID" "s=$serial"
+		SELECT v.id, v.pem_chain FROM certificate_versions AS v, managed_certificates AS c
+		WHERE c.id = v.certificate_id AND c.issuer_id = :'i' AND v.serial_number = :'s'
+		ORDER BY v.created_at DESC LIMIT 1;" "i=$ISSUER_ID" "s=$serial"
 	VER_MS=$(jq -r '.[0]["Execution Time"]' <<<"$REPLY")
 	VER_PLAN=$(jq -r '[.. | objects | select(has("Node Type")) | .["Node Type"] + (if .["Relation Name"] then " " + .["Relation Name"] else "" end)] | join(" > ")' <<<"$REPLY")
 	pgq "EXPLAIN (ANALYZE, FORMAT JSON)
-		SELECT mc.id FROM managed_certificates mc
-		JOIN certificate_versions cv ON cv.certificate_id = mc.id
-		WHERE mc.issuer_id = :'i' AND cv.serial_number = :'s' LIMIT 1;" "i=$ISSUER_ID" "s=$serial"
+		SELECT c.id FROM managed_certificates AS c, certificate_versions AS v
+		WHERE v.certificate_id = c.id AND c.issuer_id = :'i' AND v.serial_number = :'s' LIMIT 1;" "i=$ISSUER_ID" "s=$serial"
 	CERT_MS=$(jq -r '.[0]["Execution Time"]' <<<"$REPLY")
 }
 

@@ -15,10 +15,9 @@ rows=$REPLY
 # certctl's statement (GetVersionBySerial) for a serial no version has, with sequential scans
 # discouraged: an index on the serial is the only cheap way left, if there is one.
 pgq "SET enable_seqscan = off;
-     EXPLAIN SELECT cv.id FROM certificate_versions cv
-       JOIN managed_certificates mc ON mc.id = cv.certificate_id
-      WHERE mc.issuer_id = 'repro-none' AND cv.serial_number = 'ff'
-      ORDER BY cv.created_at DESC LIMIT 1;"
+     EXPLAIN SELECT v.id FROM certificate_versions AS v, managed_certificates AS c
+      WHERE c.id = v.certificate_id AND c.issuer_id = 'repro-none' AND v.serial_number = 'ff'
+      ORDER BY v.created_at DESC LIMIT 1;"
 plan=$(grep -oE '(Index Only Scan|Index Scan|Bitmap Index Scan|Bitmap Heap Scan|Seq Scan)( using [a-z0-9_]+)?( on [a-z_]+)?' <<<"$REPLY" | paste -sd'>' -)
 note "plan: $plan"
 
