@@ -269,21 +269,19 @@ func Judge(r *Result, failedCode int) {
 	if len(r.NewBreaches) > 0 {
 		news = "; it also broke " + strings.Join(r.NewBreaches, ", ") + ", which " + ref + " held"
 	}
+	withCause := func(s string) string {
+		if r.Cause != "" {
+			return s + "; " + r.Cause
+		}
+		return s
+	}
 	switch {
 	case len(r.Regressed) > 0:
-		s := fmt.Sprintf("%s is significantly slower than %s beyond %s %%: %s", cand, ref, compare.Percent(c.Tolerance), strings.Join(r.Regressed, "; "))
-		if r.Cause != "" {
-			s += "; " + r.Cause
-		}
-		set(Regressed, s+news)
+		set(Regressed, withCause(fmt.Sprintf("%s is significantly slower than %s beyond %s %%: %s", cand, ref, compare.Percent(c.Tolerance), strings.Join(r.Regressed, "; ")))+news)
 	case len(r.NewBreaches) > 0:
 		// The medians' intervals may be too wide to call (a saturated runner queues both sides), but the
 		// diagnoses still say where the candidate's time went.
-		s := fmt.Sprintf("%s broke %s in every run, which %s held in every run and no registered defect explains", cand, strings.Join(r.NewBreaches, ", "), ref)
-		if r.Cause != "" {
-			s += "; " + r.Cause
-		}
-		set(NewBreach, s)
+		set(NewBreach, withCause(fmt.Sprintf("%s broke %s in every run, which %s held in every run and no registered defect explains", cand, strings.Join(r.NewBreaches, ", "), ref)))
 	case len(r.Undecided) > 0:
 		set(Inconclusive, fmt.Sprintf("this runner decides %s (%s); nothing else moved beyond the runs' noise", strings.Join(r.Undecided, ", "), undecidedWhy(r.Runs)))
 	default:
