@@ -118,7 +118,7 @@ func sideDefects(l loaded) SideDefects {
 		if s.Breaches == nil {
 			continue
 		}
-		for _, b := range s.Breaches.New {
+		for _, b := range s.Breaches.Failing() {
 			add(&d.New, b.Scenario+": "+b.Threshold)
 		}
 		for _, k := range s.Breaches.Known {

@@ -2,13 +2,17 @@ package defects
 
 import (
 	"certctl-loadtest/internal/findings"
+	"certctl-loadtest/internal/testbed"
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"reflect"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
+
+	"gopkg.in/yaml.v3"
 )
 
 func registry(t *testing.T) []Entry {
@@ -34,13 +38,24 @@ func TestRegistryNamesFindings(t *testing.T) {
 }
 
 func TestRegistryRefusesWhatCannotClassify(t *testing.T) {
+	const ok = `id: a, title: A, scenarios: [s], evidence: {counter: c}`
 	for _, c := range []struct{ yaml, want string }{
 		{`- {id: a, title: A, scenarios: [s], explains: [x count==0]}`, "needs one evidence"},
-		{`- {id: a, title: A, scenarios: [s], explains: [x count==0], evidence: {counter: c, threshold: "x count==0"}}`, "needs one evidence"},
-		{`- {id: a, title: A, scenarios: [s], explains: [x count==0], evidence: {threshold: "y count==0"}}`, "not among the thresholds"},
+		{`- {id: a, title: A, scenarios: [s], explains: [x count==0], evidence: {counter: c, setup: v, at_least: 1}}`, "needs one evidence"},
+		// A budget as evidence: what session-pbkdf2-per-request had, which made any slow login known.
+		{`- {id: a, title: A, scenarios: [s], explains: ["x med<50"], evidence: {threshold: "x med<50"}}`, "is a threshold"},
+		{`- {id: a, title: A, scenarios: [s], explains: ["x med<50"], evidence: {setup: v}}`, "at_least above 0"},
+		{`- {id: a, title: A, scenarios: [s], explains: [x count==0], evidence: {setup: v, at_least: 5}}`, "a measured cost accounts for no number"},
 		{`- {id: a, title: A, explains: [x count==0], evidence: {counter: c}}`, "names no scenario"},
-		{`- {id: a, title: A, scenarios: [s], explains: [x], evidence: {counter: c}, detector: {}}`, "field detector not found"},
-		{"- {id: a, title: A, scenarios: [s], explains: [x], evidence: {counter: c}}\n- {id: a, title: B, scenarios: [s], explains: [x], evidence: {counter: c}}", "a twice"},
+		{`- {` + ok + `, explains: ["x p(95)<1 (no sample)"]}`, "names no operation it stops"},
+		{`- {` + ok + `, explains: [x count>0]}`, "mark it"},
+		{`- {` + ok + `, explains: [x fast]}`, "not a metric and a threshold expression"},
+		{`- {` + ok + `, stops: "x p(95)<1", explains: [x count==0]}`, "not a rate threshold"},
+		{`- {` + ok + `, explains: [x count==0], recorded: [{build: b, testbed: {cpus: 2}, scenarios: {t: {rate_per_s: 1, largest: {"x count==0": 1}}}}]}`, "not among its scenarios"},
+		{`- {` + ok + `, explains: ["x p(95)<1"], recorded: [{build: b, testbed: {cpus: 2}, scenarios: {s: {rate_per_s: 1, largest: {"y p(95)<1": 1}}}}]}`, "does not explain as measured"},
+		{`- {` + ok + `, explains: ["x p(95)<1"], recorded: [{build: b, scenarios: {}}]}`, "no build or no testbed"},
+		{`- {` + ok + `, explains: [x], detector: {}}`, "field detector not found"},
+		{"- {" + ok + ", explains: [x count==0]}\n- {" + ok + ", explains: [x count==0]}", "a: twice"},
 	} {
 		if _, err := Parse([]byte(c.yaml)); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: err %v, want %q", c.yaml, err, c.want)
@@ -48,98 +63,318 @@ func TestRegistryRefusesWhatCannotClassify(t *testing.T) {
 	}
 }
 
-// The PKI tier without its workarounds on v2.1.7: finalize's and OCSP's breaches are known, a latency
-// budget is new; with the finalize workaround applied its defect is worked around, not absent.
+// th is a broken threshold as a record states it: value v of its aggregate; a rate's samples with
+// trues true samples of n.
+func th(key string, v float64) Threshold {
+	p, _ := parse(key)
+	m := p.agg + "=" + num(v)
+	return Threshold{Key: key, Value: &v, Measured: m}
+}
+
+func rate(key string, trues, n float64) Threshold {
+	r := round(trues/n, 6)
+	f := n - trues
+	x := th(key, r)
+	x.Passes, x.Fails = &trues, &f
+	return x
+}
+
+func held(t Threshold) Threshold { t.OK = true; return t }
+
+func noSample(key string) Threshold { return Threshold{Key: key, NoSample: true, Measured: "no sample"} }
+
+func classify(t *testing.T, reg []Entry, build string, sc Scenario) Verdict {
+	t.Helper()
+	sc.Judged = true
+	return Classify(reg, Run{Build: build, Testbed: &bed}, []Scenario{sc})
+}
+
+var bed = testbed.Calibration{CPUs: 2, CPUModel: "AMD EPYC", CPUSingle: 25000, CPUAll: 48000, FsyncP50Ms: 0.2}
+
+func keys(bs []Breach) []string {
+	var out []string
+	for _, b := range bs {
+		out = append(out, b.Threshold)
+	}
+	return out
+}
+
+func knownKeys(ks []Known) []string {
+	var out []string
+	for _, k := range ks {
+		out = append(out, k.Threshold)
+	}
+	return out
+}
+
+// ACME orders on v2.1.7: every failure a finalize 500 is known, the order's latency over no sample too;
+// a latency measured slow is new.
 func TestClassify(t *testing.T) {
 	reg := registry(t)
-	acme := Scenario{Name: "acme_order_flow", Judged: true, Counters: map[string]float64{"finalize_500": 12},
-		Breached: []Breach{
-			{Scenario: "acme_order_flow", Threshold: "acme_order_ok rate>0.99", Measured: "rate=0"},
-			{Scenario: "acme_order_flow", Threshold: "acme_order_ms p(95)<2000", Measured: "p(95)=2400 ms"},
-		}}
-	ocsp := Scenario{Name: "ocsp_crl", Judged: true, Counters: map[string]float64{"ocsp_500": 40},
-		Breached: []Breach{{Scenario: "ocsp_crl", Threshold: "pki_ocsp_ok rate>0.99"}}}
-	none := Breach{Scenario: "acme_order_flow", Threshold: "acme_order_ms p(95)<2000", Measured: "no sample"}
-	acme.Breached = append(acme.Breached, none)
-	v := Classify(reg, "v2.1.7", []Scenario{acme, ocsp})
-	acme.Breached = acme.Breached[:2]
-	if want := []Breach{acme.Breached[1]}; !reflect.DeepEqual(v.New, want) {
-		t.Errorf("new %+v, want %+v", v.New, want)
+	acme := Scenario{Name: "acme_order_flow", Counters: map[string]float64{"finalize_500": 12}, Thresholds: []Threshold{
+		rate("acme_order_ok rate>0.99", 0, 12), th("acme_finalize_500 count==0", 12), rate("http_req_failed rate<0.01", 12, 60),
+		rate("checks rate>0.99", 36, 48), noSample("acme_order_ms p(95)<2000"),
+	}}
+	v := classify(t, reg, "v2.1.7", acme)
+	if len(v.New) != 0 || len(v.Known) != 5 || v.Known[0].Defects[0] != "acme-finalize" {
+		t.Errorf("every order a finalize 500: %+v", v)
 	}
-	// The order's latency budget over no sample is finalize's; the same budget measured slow is new.
-	if len(v.Known) != 3 || v.Known[0].Defects[0] != "acme-finalize" || v.Known[1].Breach != none || v.Known[2].Defects[0] != "ocsp-500" {
-		t.Errorf("known %+v", v.Known)
+	if want := "finalize_500 accounts for 12 of 12 failed"; v.Known[0].Why != want {
+		t.Errorf("why %q, want %q", v.Known[0].Why, want)
 	}
-	if len(v.NotAppearing) != 0 {
-		t.Errorf("not appearing %+v", v.NotAppearing)
+	acme.Thresholds[4] = th("acme_order_ms p(95)<2000", 2400)
+	if v := classify(t, reg, "v2.1.7", acme); !slices.Equal(keys(v.New), []string{"acme_order_ms p(95)<2000"}) {
+		t.Errorf("a slow order: new %v", keys(v.New))
 	}
-
-	// The same breach without its evidence (finalize answered, the orders failed elsewhere) is new.
+	// Without the signature (finalize answered, the orders failed elsewhere) every breach is new.
 	acme.Counters = map[string]float64{}
-	if v := Classify(reg, "v2.1.7", []Scenario{acme}); len(v.New) != 2 || len(v.Known) != 0 {
+	if v := classify(t, reg, "v2.1.7", acme); len(v.New) != 5 || len(v.Known) != 0 {
 		t.Errorf("without evidence: %+v", v)
 	}
-	// Finalize fixed, no workaround: the defect seen on this build did not appear.
+}
+
+// Proportion: one finalize 500 beside downloads that broke explains one failed order, not forty; the
+// failures left over are judged by the budget itself.
+func TestClassifyExplainsOnlyWhatTheSignatureAccountsFor(t *testing.T) {
+	reg := registry(t)
+	one := Scenario{Name: "acme_order_flow", Counters: map[string]float64{"finalize_500": 1}, Thresholds: []Threshold{
+		rate("acme_order_ok rate>0.99", 60, 100), th("acme_finalize_500 count==0", 1), rate("http_req_failed rate<0.01", 1, 500),
+		rate("checks rate>0.99", 460, 500),
+	}}
+	v := classify(t, reg, "v2.1.7", one)
+	if want := []string{"acme_order_ok rate>0.99", "checks rate>0.99"}; !slices.Equal(keys(v.New), want) {
+		t.Errorf("new %v, want %v", keys(v.New), want)
+	}
+	if want := "acme-finalize: finalize_500 accounts for 1 of 40 failed; without them the rate is 0.6061"; v.New[0].Why != want {
+		t.Errorf("why %q\nwant %q", v.New[0].Why, want)
+	}
+	// The order's latency over no sample: some orders succeeded, so it is not the defect's; every
+	// order failing with fewer finalize 500s than failures is not either.
+	one.Thresholds = []Threshold{rate("acme_order_ok rate>0.99", 0, 40), noSample("acme_order_ms p(95)<2000")}
+	if v := classify(t, reg, "v2.1.7", one); len(v.New) != 2 || !strings.Contains(v.New[1].Why, "40 failed attempts of acme_order_ok rate>0.99, 1 of them the defect's") {
+		t.Errorf("no sample, one finalize 500 of forty failures: %+v", v.New)
+	}
+	// A small rest stays within the budget: 1 failure left of 1,000 requests is under 1 %.
+	one.Counters["finalize_500"] = 30
+	one.Thresholds = []Threshold{rate("http_req_failed rate<0.01", 31, 1000)}
+	if v := classify(t, reg, "v2.1.7", one); len(v.Known) != 1 {
+		t.Errorf("a rest within budget: %+v", v)
+	}
+	// Counts: a front-channel logout that stopped revoking is not the back-channel defect's.
+	logout := Scenario{Name: "logout", Counters: map[string]float64{"backchannel_kept": 3}, Setup: map[string]any{"bcl_sid": true},
+		Thresholds: []Threshold{th("session_revoked_accepted count==0", 6), rate("session_revoked_refused rate>0.99", 14, 20)}}
+	if v := classify(t, reg, "main-151107c", logout); len(v.New) != 2 {
+		t.Errorf("front-channel kept too: %+v", v)
+	}
+	logout.Thresholds = []Threshold{th("session_revoked_accepted count==0", 3), rate("session_revoked_refused rate>0.99", 17, 20)}
+	if v := classify(t, reg, "main-151107c", logout); len(v.Known) != 2 || len(v.New) != 0 {
+		t.Errorf("back-channel only: %+v", v)
+	}
+	// A filter that matched nothing fails its checks without the cap's signature: the capped case's
+	// two checks are the defect's, the other two are new.
+	bulk := Scenario{Name: "bulk_revoke", Counters: map[string]float64{"filter_capped": 1},
+		Thresholds: []Threshold{th("bulk_revoke_filter_capped count==0", 1), rate("checks{way:owner} rate==1", 2, 6)}}
+	if v := classify(t, reg, "v2.1.7", bulk); !slices.Equal(keys(v.New), []string{"checks{way:owner} rate==1"}) {
+		t.Errorf("bulk revoke: %+v", v)
+	}
+	// The limiter: a missing Replay-Nonce fails checks the 429s' shape does not account for.
+	limiter := Scenario{Name: "acme_rate_limit", Counters: map[string]float64{"rate_limit_text_plain": 300},
+		Thresholds: []Threshold{th("acme_rate_limit_shape_ok count>0", 0), th("acme_rate_limit_other count==0", 300), rate("checks rate>0.99", 5400, 6000)}}
+	if v := classify(t, reg, "v2.1.7", limiter); len(v.Known) != 2 || !slices.Equal(keys(v.New), []string{"checks rate>0.99"}) {
+		t.Errorf("limiter with nonces missing: known %v new %v", knownKeys(v.Known), keys(v.New))
+	}
+	limiter.Thresholds[2] = rate("checks rate>0.99", 5700, 6000)
+	if v := classify(t, reg, "v2.1.7", limiter); len(v.Known) != 3 {
+		t.Errorf("limiter: %+v", v)
+	}
+	// 429s of another shape than certctl's (a proxy's) are not its.
+	limiter.Counters["rate_limit_text_plain"] = 100
+	if v := classify(t, reg, "v2.1.7", limiter); len(v.New) != 3 {
+		t.Errorf("other 429s: %+v", v)
+	}
+}
+
+// A workaround in force means the entry explains nothing: agents that stop finishing jobs under the
+// deploy tier's 1 h job processor are not the steal. A build the defect was never seen on explains
+// nothing either.
+func TestClassifyWorkaroundsAndSeen(t *testing.T) {
+	reg := registry(t)
+	stuck := Scenario{Name: "deploy_latency", Counters: map[string]float64{"stolen_nginx": 0, "stolen_f5": 3},
+		Setup: map[string]any{"job_processor_interval": "10s"}, Thresholds: []Threshold{rate("deploy_loop_ok rate>0.95", 0, 3)}}
+	if v := classify(t, reg, "main-151107c", stuck); len(v.Known) != 1 || v.Known[0].Defects[0] != "job-processor-steals" {
+		t.Errorf("a 10 s job processor: %+v", v)
+	}
+	stuck.Setup["job_processor_interval"] = "1h"
+	v := classify(t, reg, "main-151107c", stuck)
+	if len(v.New) != 1 || v.New[0].Why != "job-processor-steals: worked around in this run (job_processor_interval=1h)" || len(v.NotAppearing) != 0 {
+		t.Errorf("the deploy tier's own interval: %+v", v)
+	}
+	acme := Scenario{Name: "acme_order_flow", Counters: map[string]float64{"finalize_500": 12}, Thresholds: []Threshold{rate("acme_order_ok rate>0.99", 0, 12)}}
+	if v := classify(t, reg, "v9.9.9", acme); len(v.New) != 1 || v.New[0].Why != "acme-finalize: not recorded on v9.9.9" {
+		t.Errorf("another build: %+v", v)
+	}
+}
+
+// What did not appear: finalize fixed, no workaround. Worked around, on a build it was never seen
+// on, a setup that judged nothing, or a setup value setup() could not measure: not "fixed?".
+func TestClassifyNotAppearing(t *testing.T) {
+	reg := registry(t)
 	clean := Scenario{Name: "acme_order_flow", Judged: true, Counters: map[string]float64{"finalize_500": 0}, Setup: map[string]any{"acme_finalize_workaround": false}}
-	if v := Classify(reg, "v2.1.7", []Scenario{clean}); len(v.NotAppearing) != 1 || v.NotAppearing[0].Defect != "acme-finalize" {
+	if v := Classify(reg, Run{Build: "v2.1.7"}, []Scenario{clean}); len(v.NotAppearing) != 1 || v.NotAppearing[0].Defect != "acme-finalize" {
 		t.Errorf("fixed: %+v", v.NotAppearing)
 	}
-	// Worked around, or on a build it was never seen on, or a setup that judged nothing: not "fixed?".
 	around := clean
 	around.Setup = map[string]any{"acme_finalize_workaround": true}
 	aborted := clean
 	aborted.Judged = false
+	noLogin := Scenario{Name: "session_api", Judged: true}
 	for name, c := range map[string]struct {
 		build string
 		sc    Scenario
-	}{"worked around": {"v2.1.7", around}, "another build": {"v9.9.9", clean}, "aborted": {"v2.1.7", aborted}} {
-		if v := Classify(reg, c.build, []Scenario{c.sc}); len(v.NotAppearing) != 0 {
+	}{"worked around": {"v2.1.7", around}, "another build": {"v9.9.9", clean}, "aborted": {"v2.1.7", aborted}, "no session to measure": {"v2.1.7", noLogin}} {
+		if v := Classify(reg, Run{Build: c.build}, []Scenario{c.sc}); len(v.NotAppearing) != 0 {
 			t.Errorf("%s: %+v", name, v.NotAppearing)
 		}
 	}
-}
-
-// A prefix counter (the deploy tier's stolen_<target type>) and the deploy tier's own job processor
-// interval as the workaround.
-func TestClassifyPrefixCounterAndSetupValue(t *testing.T) {
-	reg := registry(t)
-	stolen := Scenario{Name: "deploy_latency", Judged: true, Counters: map[string]float64{"stolen_nginx": 0, "stolen_f5": 3},
-		Setup: map[string]any{"job_processor_interval": "10s"}, Breached: []Breach{{Scenario: "deploy_latency", Threshold: "deploy_loop_ok rate>0.95"}}}
-	if v := Classify(reg, "main-151107c", []Scenario{stolen}); len(v.Known) != 1 || v.Known[0].Defects[0] != "job-processor-steals" {
-		t.Errorf("stolen: %+v", v)
-	}
-	held := Scenario{Name: "deploy_latency", Judged: true, Counters: map[string]float64{"stolen_f5": 0}, Setup: map[string]any{"job_processor_interval": "1h"}}
-	if v := Classify(reg, "main-151107c", []Scenario{held}); len(v.NotAppearing) != 0 || len(v.New) != 0 {
-		t.Errorf("the deploy tier's own interval: %+v", v)
+	cheap := Scenario{Name: "session_api", Judged: true, Setup: map[string]any{"session_cost_ms": 0.4}}
+	if v := Classify(reg, Run{Build: "v2.1.7"}, []Scenario{cheap}); len(v.NotAppearing) != 1 || v.NotAppearing[0].Defect != "session-pbkdf2-per-request" {
+		t.Errorf("a session as cheap as a key: %+v", v.NotAppearing)
 	}
 }
 
-// A threshold as evidence: the session's added cost measured above its median budget shows the key
-// derivation; the same budget over no sample (no login got a session) shows nothing, and the breaches
-// are the refused login's alone.
-func TestClassifyThresholdEvidenceNeedsASample(t *testing.T) {
-	reg := registry(t)
-	slow := Scenario{Name: "oidc_login", Judged: true, Setup: map[string]any{"workarounds": true}, Breached: []Breach{
-		{Scenario: "oidc_login", Threshold: "session_added_ms med<50", Measured: "med=170 ms"},
-		{Scenario: "oidc_login", Threshold: "oidc_callback_ms p(99)<25", Measured: "p(99)=1000 ms"},
-	}}
-	if v := Classify(reg, "v2.1.7", []Scenario{slow}); len(v.New) != 0 || len(v.Known) != 2 || v.Known[1].Defects[0] != "session-pbkdf2-per-request" {
-		t.Errorf("measured: %+v", v)
+// Magnitude: a latency is the derivation's up to what was recorded on this build, at this load, on this
+// testbed, and its noise; a stall of seconds on the callback is worse than recorded; on another testbed
+// or at another rate the size cannot be judged; without the setup's measured cost, nothing is known.
+func TestClassifyMagnitude(t *testing.T) {
+	reg, err := Parse([]byte(`
+- id: session-pbkdf2-per-request
+  title: T
+  seen: [main-151107c]
+  scenarios: [oidc_login]
+  evidence: {setup: session_cost_ms, at_least: 20}
+  explains: ["oidc_callback_ms p(99)<25", "session_added_ms med<50"]
+  recorded:
+    - build: main-151107c
+      date: "2026-11-29"
+      command: make loadtest-auth
+      testbed: {cpus: 2, cpu_model: AMD EPYC, cpu_single_ops_s: 26000, cpu_all_ops_s: 50000, fsync_p50_ms: 0.25}
+      scenarios:
+        oidc_login: {rate_per_s: 0.5, runs: 3, largest: {"oidc_callback_ms p(99)<25": 1404, "session_added_ms med<50": 150}}
+`))
+	if err != nil {
+		t.Fatal(err)
 	}
-	refused := Scenario{Name: "oidc_login", Judged: true, Counters: map[string]float64{"initiate_401": 5}, Setup: map[string]any{"workarounds": false},
-		Breached: []Breach{
-			{Scenario: "oidc_login", Threshold: "oidc_initiate_401 count==0", Measured: "count=5"},
-			{Scenario: "oidc_login", Threshold: "session_added_ms med<50", Measured: "no sample"},
-		}}
-	v := Classify(reg, "v2.1.7", []Scenario{refused})
-	for _, k := range v.Known {
-		if len(k.Defects) != 1 || k.Defects[0] != "auth-routes-behind-auth" {
-			t.Errorf("refused: %+v", k)
+	login := func(callback, added float64) Scenario {
+		return Scenario{Name: "oidc_login", RatePerS: 0.5, Setup: map[string]any{"session_cost_ms": 120.0},
+			Thresholds: []Threshold{th("oidc_callback_ms p(99)<25", callback), th("session_added_ms med<50", added)}}
+	}
+	if v := classify(t, reg, "main-151107c", login(1800, 160)); len(v.Known) != 2 {
+		t.Errorf("within noise: %+v", v)
+	}
+	v := classify(t, reg, "main-151107c", login(4600, 160))
+	if len(v.Worse) != 1 || v.Worse[0].Threshold != "oidc_callback_ms p(99)<25" || len(v.Known) != 1 {
+		t.Errorf("a stall on the callback: %+v", v)
+	}
+	if want := "4600 past the 1404 recorded on main-151107c (2026-11-29) by more than its noise (2246.4)"; v.Worse[0].Why != want {
+		t.Errorf("why %q\nwant %q", v.Worse[0].Why, want)
+	}
+	// A median has less noise than a tail.
+	if v := classify(t, reg, "main-151107c", login(1400, 200)); len(v.Worse) != 1 || v.Worse[0].Threshold != "session_added_ms med<50" {
+		t.Errorf("the median past 1.25×: %+v", v)
+	}
+	faster := login(1800, 160)
+	faster.RatePerS = 1
+	if v := classify(t, reg, "main-151107c", faster); len(v.Unjudged) != 2 || v.Unjudged[0].Why != "recorded at 0.5/s, this run at 1/s" {
+		t.Errorf("another rate: %+v", v)
+	}
+	other := bed
+	other.CPUs = 4
+	if v := Classify(reg, Run{Build: "main-151107c", Testbed: &other}, []Scenario{func() Scenario { s := login(1800, 160); s.Judged = true; return s }()}); len(v.Unjudged) != 2 || !strings.Contains(v.Unjudged[0].Why, "another testbed (2 CPUs vs 4)") {
+		t.Errorf("another testbed: %+v", v)
+	}
+	if v := classify(t, reg, "v2.1.7", login(1800, 160)); len(v.New) != 2 {
+		t.Errorf("a build without a recording: %+v", v)
+	}
+	cheap := login(1800, 160)
+	cheap.Setup["session_cost_ms"] = 3.0
+	if v := classify(t, reg, "main-151107c", cheap); len(v.New) != 2 || !strings.Contains(v.New[0].Why, "its signature is not in the record (setup session_cost_ms ≥ 20)") {
+		t.Errorf("without the derivation's cost: %+v", v)
+	}
+}
+
+// Every entry's evidence is independent of what it explains: a record in which every threshold it
+// explains is broken, far past any bound, without the entry's signature, is new throughout; and the
+// signature's counter is one a scenario of k6/ records (a renamed counter would make every breach new
+// without a word, a removed one the entry's evidence a budget again).
+func TestEvidenceIsIndependent(t *testing.T) {
+	src := k6Source(t)
+	for _, e := range registry(t) {
+		for _, sc := range e.Scenarios {
+			s := Scenario{Name: sc, RatePerS: 1, Counters: map[string]float64{}, Setup: map[string]any{}}
+			for _, x := range e.Explains {
+				p, _ := parse(x.Threshold)
+				switch {
+				case x.NoSample && p.agg == "count":
+					s.Thresholds = append(s.Thresholds, th(x.Threshold, 0))
+				case x.NoSample:
+					s.Thresholds = append(s.Thresholds, noSample(x.Threshold))
+				case p.agg == "rate" && (p.op == "<" || p.op == "<="):
+					s.Thresholds = append(s.Thresholds, rate(x.Threshold, 1000, 1000))
+				case p.agg == "rate":
+					s.Thresholds = append(s.Thresholds, rate(x.Threshold, 0, 1000))
+				default:
+					s.Thresholds = append(s.Thresholds, th(x.Threshold, 1e6))
+				}
+			}
+			if e.Stops != "" && !slices.ContainsFunc(e.Explains, func(x Explained) bool { return x.Threshold == e.Stops }) {
+				s.Thresholds = append(s.Thresholds, rate(e.Stops, 0, 1000))
+			}
+			for _, seen := range e.Seen {
+				v := classify(t, []Entry{e}, seen, s)
+				if len(v.Known)+len(v.Worse)+len(v.Unjudged) != 0 {
+					t.Errorf("%s on %s, %s: without its signature it explains %v", e.ID, seen, sc, knownKeys(append(append(v.Known, v.Worse...), v.Unjudged...)))
+				}
+			}
+		}
+		name := strings.TrimSuffix(strings.TrimSuffix(e.Evidence.Counter+e.Evidence.Setup, "*"), "_")
+		if !regexp.MustCompile(`\b` + regexp.QuoteMeta(name) + `\b`).Match(src) {
+			t.Errorf("%s: evidence %s: no scenario of k6/ records it", e.ID, name)
 		}
 	}
-	// Nor does the derivation's evidence, over no sample, say it is gone.
-	if len(v.Known) != 2 || len(v.New) != 0 || len(v.NotAppearing) != 0 {
-		t.Errorf("refused: %+v", v)
+}
+
+func k6Source(t *testing.T) []byte {
+	t.Helper()
+	var all []byte
+	for _, g := range []string{"../../k6/*/*.js", "../../k6/*/lib/*.js"} {
+		files, _ := filepath.Glob(g)
+		for _, f := range files {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			all = append(all, b...)
+		}
+	}
+	return all
+}
+
+// A registry survives a round trip through YAML (the e2e tests write edited registries).
+func TestRegistryRoundTrip(t *testing.T) {
+	reg := registry(t)
+	for i := range reg {
+		reg[i].Reproduced = nil
+	}
+	b, err := yaml.Marshal(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := Parse(b)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, b)
+	}
+	if !reflect.DeepEqual(again, reg) {
+		t.Errorf("round trip changed the registry:\n%s", b)
 	}
 }
 
@@ -205,15 +440,18 @@ func TestRegistryNamesBudgets(t *testing.T) {
 			if len(h) == 0 {
 				t.Errorf("%s: scenario %s has no budget in k6/lib/thresholds.json", e.ID, sc)
 			}
-			for _, th := range e.Explains {
-				if h[strings.TrimSuffix(th, NoSample)] {
-					explained[th] = true
+			for _, x := range e.Explains {
+				if h[x.Threshold] {
+					explained[x.String()] = true
 				}
 			}
+			if e.Stops != "" && !h[e.Stops] && slices.ContainsFunc(e.Explains, func(x Explained) bool { return x.NoSample && h[x.Threshold] }) {
+				t.Errorf("%s stops %q, which %s does not hold", e.ID, e.Stops, sc)
+			}
 		}
-		for _, th := range e.Explains {
-			if !explained[th] {
-				t.Errorf("%s explains %q, which none of %v holds", e.ID, th, e.Scenarios)
+		for _, x := range e.Explains {
+			if !explained[x.String()] {
+				t.Errorf("%s explains %q, which none of %v holds", e.ID, x, e.Scenarios)
 			}
 		}
 	}

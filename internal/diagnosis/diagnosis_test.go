@@ -264,6 +264,31 @@ func TestMachineShare(t *testing.T) {
 	}
 }
 
+// k6 is part of the run, but a load generator that takes 40 % of the machine competes with what it
+// measures: the machine decides then, and says so; at 35 % it does not.
+func TestMachineShareLoadGenerator(t *testing.T) {
+	lock := times(3, backend{"active", wait("Lock:transactionid"), audit}, backend{"active", nil, "SELECT 1"})
+	for _, c := range []struct {
+		k6      float64
+		decided bool
+	}{{90, true}, {70, false}} {
+		cpu := map[string]float64{"postgres": 50, "certctl-server": 30, "k6-list-certificates": c.k6}
+		in := synthetic(t, cpu, lock)
+		hostSamples(t, in, (80+c.k6)/2, 0)
+		in.JudgeMachine = true
+		d := Analyze(in)
+		if d.Machine == nil || d.Machine.Decided != c.decided || d.Machine.OutsidePct != 0 {
+			t.Fatalf("k6 at %v %% of a CPU: %+v", c.k6, d.Machine)
+		}
+		if c.decided && !strings.HasPrefix(d.Machine.Sentence, "the machine decided, not certctl: the load generator itself took 45 %") {
+			t.Errorf("sentence %q", d.Machine.Sentence)
+		}
+		if got := d.Findings[0].Rule; c.decided != (got == "machine-loadgen") {
+			t.Errorf("k6 at %v %% of a CPU: first finding %s", c.k6, sentences(d))
+		}
+	}
+}
+
 // The run's own share: the collector's container apart from the stack, the harness and the engine apart
 // from what is outside the run, and what answering the collector cost at most.
 func TestInstrumentsShare(t *testing.T) {

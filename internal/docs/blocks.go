@@ -135,14 +135,15 @@ func InstrumentTable(ins []overhead.Off) string {
 }
 
 // RegistryTable is the registry of known defects as docs/certctl-findings.md shows it: each entry, the
-// builds it was seen on, the scenarios and budgets it explains and the evidence that tells it apart.
+// builds it was seen on, the scenarios and budgets it explains (a rate or count up to so many failures
+// per signature event), the signature that tells it apart, and the builds its latencies were recorded on.
 func RegistryTable(reg []defects.Entry) string {
 	var b strings.Builder
-	b.WriteString("| defect | seen on | its script reproduces it on | scenarios | explains | evidence | worked around by |\n|---|---|---|---|---|---|---|\n")
+	b.WriteString("| defect | seen on | its script reproduces it on | scenarios | explains | evidence (its signature) | latencies recorded on | worked around by |\n|---|---|---|---|---|---|---|---|\n")
 	for _, e := range reg {
 		ev := "counter `" + e.Evidence.Counter + "` above 0"
-		if e.Evidence.Threshold != "" {
-			ev = "`" + e.Evidence.Threshold + "` broken"
+		if e.Evidence.Setup != "" {
+			ev = fmt.Sprintf("setup `%s` ≥ %v", e.Evidence.Setup, e.Evidence.AtLeast)
 		}
 		around := "—"
 		if e.Remedy != "" {
@@ -150,14 +151,26 @@ func RegistryTable(reg []defects.Entry) string {
 		}
 		var explains []string
 		for _, x := range e.Explains {
-			explains = append(explains, "`"+x+"`")
+			s := "`" + x.String() + "`"
+			if x.Each != 1 && !x.NoSample {
+				s += fmt.Sprintf(" (%v a signature)", x.Each)
+			}
+			explains = append(explains, s)
 		}
 		repro := "—"
 		if len(e.Reproduced) > 0 {
 			repro = fmt.Sprintf("%s ([`%s.sh`](findings/repro/%s.sh))", strings.Join(e.Reproduced, ", "), e.ID, e.ID)
 		}
-		fmt.Fprintf(&b, "| [%s](#%s) | %s | %s | %s | %s | %s | %s |\n", e.Title, e.ID, strings.Join(e.Seen, ", "), repro,
-			"`"+strings.Join(e.Scenarios, "`, `")+"`", strings.Join(explains, ", "), ev, around)
+		recorded := "—"
+		var on []string
+		for _, r := range e.Recorded {
+			on = append(on, fmt.Sprintf("%s (%s, %d CPUs)", r.Build, r.Date, r.Testbed.CPUs))
+		}
+		if len(on) > 0 {
+			recorded = strings.Join(on, ", ")
+		}
+		fmt.Fprintf(&b, "| [%s](#%s) | %s | %s | %s | %s | %s | %s | %s |\n", e.Title, e.ID, strings.Join(e.Seen, ", "), repro,
+			"`"+strings.Join(e.Scenarios, "`, `")+"`", strings.Join(explains, ", "), ev, recorded, around)
 	}
 	return b.String()
 }

@@ -194,7 +194,7 @@ func Breaches(sums []results.Summary) (news, known []string, machine string) {
 			}
 			continue
 		}
-		for _, b := range s.Breaches.New {
+		for _, b := range s.Breaches.Failing() {
 			add(&news, b.Scenario+": "+b.Threshold)
 		}
 		for _, k := range s.Breaches.Known {

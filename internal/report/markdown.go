@@ -110,10 +110,15 @@ func resultCell(status string) string {
 // markdownThresholds lists the thresholds that broke, with what was measured and whether a known defect
 // of certctl explains the breach; then the run's other reasons to fail.
 func markdownThresholds(b *strings.Builder, s results.Summary) {
-	known := map[string][]string{}
+	known := map[string]string{}
 	if s.Breaches != nil {
-		for _, k := range s.Breaches.Known {
-			known[k.Scenario+"\x00"+k.Threshold] = k.Defects
+		for _, g := range []struct {
+			label string
+			ks    []defects.Known
+		}{{"known", s.Breaches.Known}, {"known, worse than recorded (new)", s.Breaches.Worse}, {"known, size unjudged", s.Breaches.Unjudged}} {
+			for _, k := range g.ks {
+				known[k.Scenario+"\x00"+k.Threshold] = g.label + ": `" + strings.Join(k.Defects, "`, `") + "`"
+			}
 		}
 	}
 	var rows []string
@@ -130,8 +135,8 @@ func markdownThresholds(b *strings.Builder, s results.Summary) {
 				continue
 			}
 			breach := "new"
-			if ids := known[sc.Name+"\x00"+t.Key()]; len(ids) > 0 {
-				breach = "known: `" + strings.Join(ids, "`, `") + "`"
+			if k, ok := known[sc.Name+"\x00"+t.Key()]; ok {
+				breach = k
 			}
 			metric := strings.TrimSuffix(t.Key(), " "+t.Expression) // without the scenario's own tag
 			rows = append(rows, fmt.Sprintf("| %s | `%s` | `%s` | %s | %s |", sc.Name, metric, t.Expression, orDash(t.Measured()), breach))

@@ -149,11 +149,13 @@ func Text(s results.Summary) string {
 	return b.String()
 }
 
-// breachesText is the broken thresholds in three groups: new (no known defect of certctl explains
-// them), known (with the defects that do), and the known defects this build showed before that the run
-// did not meet. Nothing when there is nothing in any group.
+// breachesText is the broken thresholds in groups: new (no known defect of certctl explains them, with
+// why the registry's entries that name them do not), known and worse than recorded (counted as new),
+// known (with the defects that do, and how far their signature accounts), unjudged (a known defect's
+// latency recorded on another testbed or load), and the known defects this build showed before that
+// the run did not meet. Nothing when there is nothing in any group.
 func breachesText(b *strings.Builder, v *defects.Verdict) {
-	if v == nil || len(v.New)+len(v.Known)+len(v.NotAppearing) == 0 {
+	if v == nil || len(v.New)+len(v.Known)+len(v.Worse)+len(v.Unjudged)+len(v.NotAppearing) == 0 {
 		return
 	}
 	build := v.Build
@@ -164,13 +166,24 @@ func breachesText(b *strings.Builder, v *defects.Verdict) {
 	if len(v.New) > 0 {
 		b.WriteString("  new: no known defect explains them\n")
 		for _, x := range v.New {
-			fmt.Fprintf(b, "    - %s\n", breachLine(x))
+			fmt.Fprintf(b, "    - %s%s\n", breachLine(x), because(x.Why))
 		}
 	}
-	if len(v.Known) > 0 {
-		b.WriteString("  known: certctl's defects, as registered (each with a script that shows it without the harness: docs/findings/repro/<id>.sh)\n")
-		for _, x := range v.Known {
-			fmt.Fprintf(b, "    - %s: %s\n", breachLine(x.Breach), strings.Join(x.Defects, ", "))
+	groups := []struct {
+		head string
+		ks   []defects.Known
+	}{
+		{"  known, and worse than recorded (counted as new): a known defect's latency past what " + build + " measured before\n", v.Worse},
+		{"  known: certctl's defects, as registered (each with a script that shows it without the harness: docs/findings/repro/<id>.sh)\n", v.Known},
+		{"  unjudged: a known defect's latency, recorded on another testbed or at another load than this run's\n", v.Unjudged},
+	}
+	for _, g := range groups {
+		if len(g.ks) == 0 {
+			continue
+		}
+		b.WriteString(g.head)
+		for _, x := range g.ks {
+			fmt.Fprintf(b, "    - %s: %s%s\n", breachLine(x.Breach), strings.Join(x.Defects, ", "), because(x.Why))
 		}
 	}
 	if len(v.NotAppearing) > 0 {
@@ -187,6 +200,13 @@ func breachLine(x defects.Breach) string {
 		l += " (" + x.Measured + ")"
 	}
 	return l
+}
+
+func because(why string) string {
+	if why == "" {
+		return ""
+	}
+	return " — " + why
 }
 
 // PKITable renders PKI rows in a CA benchmark's columns (ok: operations that succeeded; per s: over the

@@ -221,6 +221,10 @@ type Threshold struct {
 	// NoSample: a trend or rate threshold whose metric had no sample. k6 holds it; the record does not
 	// (OK is false): a p(95) over nothing is no evidence of speed.
 	NoSample bool `json:"no_sample,omitempty"`
+	// Passes and Fails: a rate's true and false samples (absent for other metrics and in records
+	// written before they were kept): what a known defect's signature accounts for is counted in them.
+	Passes *float64 `json:"passes,omitempty"`
+	Fails  *float64 `json:"fails,omitempty"`
 }
 
 // Key names a threshold as a scenario states it: its metric without the tags thresholds.js adds (the
@@ -726,7 +730,9 @@ func analyze(dir string, run Run, rows []Scenario) *diagnosis.Diagnosis {
 // inconclusive (6). FailedChecks gains, scenario by scenario in the run's order, its problem and a line
 // per breach that counts.
 func judge(s *Summary, run Run, knownPass bool) {
-	counted := func(sc, key string) bool { return !knownPass || s.Breaches == nil || !s.Breaches.IsKnown(sc, key) }
+	counted := func(sc, key string) bool {
+		return !knownPass || s.Breaches == nil || !(s.Breaches.IsKnown(sc, key) || s.Breaches.IsUnjudged(sc, key))
+	}
 	byName := map[string]Scenario{}
 	for _, sc := range s.Scenarios {
 		byName[sc.Name] = sc
@@ -762,6 +768,13 @@ func judge(s *Summary, run Run, knownPass bool) {
 		return
 	}
 	switch d := s.Diagnosis; {
+	case !breached && !problems && knownPass && len(s.FailedChecks) == 0 && s.Breaches != nil && len(s.Breaches.Unjudged) > 0:
+		// Every breach a known defect's, but a latency's size was recorded on another testbed or load:
+		// whether it is the defect's or worse, this run cannot say.
+		u := s.Breaches.Unjudged[0]
+		s.ExitCode = ExitInconclusive
+		s.Inconclusive = fmt.Sprintf("%s: %s is %s's, but its size cannot be judged: %s", u.Scenario, u.Threshold, strings.Join(u.Defects, ", "), u.Why)
+		s.FailedChecks = append(s.FailedChecks, "inconclusive: "+s.Inconclusive)
 	case !breached && !problems && knownPass && len(s.FailedChecks) == 0:
 		s.ExitCode = ExitOK
 	case breached && timingOnly && !problems && d != nil && d.Machine != nil && d.Machine.Decided:
@@ -791,16 +804,15 @@ func classify(dir string, run Run, rows []Scenario) *defects.Verdict {
 		if r == nil {
 			continue
 		}
-		d := defects.Scenario{Name: sc.Name, Judged: r.SetupRan(), Counters: r.Counters}
+		d := defects.Scenario{Name: sc.Name, Judged: r.SetupRan(), Counters: r.Counters, RatePerS: r.TargetRatePerS}
 		json.Unmarshal(r.Setup, &d.Setup)
 		for _, t := range r.Thresholds {
-			if !t.OK && d.Judged {
-				d.Breached = append(d.Breached, defects.Breach{Scenario: sc.Name, Threshold: t.Key(), Measured: t.Measured()})
-			}
+			d.Thresholds = append(d.Thresholds, defects.Threshold{Key: t.Key(), OK: t.OK, NoSample: t.NoSample, Value: t.Value,
+				Measured: t.Measured(), Passes: t.Passes, Fails: t.Fails})
 		}
 		in = append(in, d)
 	}
-	v := defects.Classify(reg, BuildName(run.Certctl), in)
+	v := defects.Classify(reg, defects.Run{Build: BuildName(run.Certctl), Testbed: run.Testbed}, in)
 	return &v
 }
 

@@ -2,9 +2,11 @@ package results
 
 import (
 	"certctl-loadtest/internal/diagnosis"
+	"certctl-loadtest/internal/defects"
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -89,6 +91,43 @@ func TestKnownDefectsPass(t *testing.T) {
 	judge(&strict, run, true)
 	if strict.ExitCode != ExitThresholds || len(strict.FailedChecks) != 1 || !strings.Contains(strict.FailedChecks[0], "acme_order_ms") {
 		t.Errorf("known and new: exit %d failed %q", strict.ExitCode, strict.FailedChecks)
+	}
+}
+
+// A breach a known defect would explain but whose size was recorded on another testbed makes the run
+// inconclusive, not passed; one worse than recorded fails it as a new one would.
+func TestKnownDefectsUnjudgedAndWorse(t *testing.T) {
+	run, err := loadRun("../report/testdata/run-pki-finalize")
+	if err != nil {
+		t.Fatal(err)
+	}
+	run.Config["KNOWN_DEFECTS"] = "pass"
+	base := Assemble("../report/testdata/run-pki-finalize", run)
+	if base.ExitCode != ExitOK || len(base.Breaches.Known) != 4 {
+		t.Fatalf("recorded: exit %d, %+v", base.ExitCode, base.Breaches)
+	}
+	rejudge := func(move func(v *defects.Verdict)) Summary {
+		s := base
+		v := *base.Breaches
+		v.Known = slices.Clone(v.Known)
+		move(&v)
+		s.Breaches, s.ExitCode, s.FailedChecks, s.Inconclusive = &v, ExitThresholds, []string{}, ""
+		judge(&s, run, true)
+		return s
+	}
+	s := rejudge(func(v *defects.Verdict) {
+		u := v.Known[1]
+		u.Why = "recorded on another testbed (2 CPUs vs 4)"
+		v.Unjudged, v.Known = []defects.Known{u}, slices.Delete(v.Known, 1, 2)
+	})
+	if s.ExitCode != ExitInconclusive || !strings.Contains(s.Inconclusive, "acme_order_ok rate>0.99 is acme-finalize's, but its size cannot be judged: recorded on another testbed (2 CPUs vs 4)") {
+		t.Errorf("unjudged: exit %d, %q", s.ExitCode, s.Inconclusive)
+	}
+	s = rejudge(func(v *defects.Verdict) {
+		v.Worse, v.Known = []defects.Known{v.Known[1]}, slices.Delete(v.Known, 1, 2)
+	})
+	if s.ExitCode != ExitThresholds || len(s.FailedChecks) != 1 || !strings.Contains(s.FailedChecks[0], "acme_order_ok") {
+		t.Errorf("worse: exit %d, %q", s.ExitCode, s.FailedChecks)
 	}
 }
 

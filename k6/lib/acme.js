@@ -4,7 +4,7 @@
 // answers /acme/* with a 200 HTML page (docs/certctl-findings.md#dashboard-mode).
 import http from 'k6/http';
 import { check } from 'k6';
-import { acmeServerErrors, acmeRateLimitShapeOK, acmeRateLimitOther, acmeARILeadingZero404, acmeARIOtherIssuer404 } from './metrics.js';
+import { acmeServerErrors, acmeRateLimitShapeOK, acmeRateLimitOther, acmeRateLimitTextPlain, acmeARILeadingZero404, acmeARIOtherIssuer404 } from './metrics.js';
 import encoding from 'k6/encoding';
 import exec from 'k6/execution';
 import { probeCertctl } from './probe.js';
@@ -20,6 +20,7 @@ export const ACME_COUNTERS = Object.freeze({
   server_errors: acmeServerErrors,
   rate_limit_shape_ok: acmeRateLimitShapeOK,
   rate_limit_other: acmeRateLimitOther,
+  rate_limit_text_plain: acmeRateLimitTextPlain,
 });
 
 export function acmeBase(cfg) {
@@ -53,6 +54,7 @@ function account(r) {
     const p = body(r);
     const ok = contentType(r) === 'application/problem+json' && !!p && p.type === 'urn:ietf:params:acme:error:rateLimited';
     (ok ? acmeRateLimitShapeOK : acmeRateLimitOther).add(1);
+    if (!ok && contentType(r) === 'text/plain' && /^\{"error":"Rate limit exceeded"\}\s*$/.test(String(r.body))) acmeRateLimitTextPlain.add(1);
   }
   return r;
 }

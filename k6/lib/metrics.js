@@ -30,6 +30,8 @@ export const acmeServerErrors = declare(Rate, 'acme_server_errors');
 // (docs/certctl-findings.md#rate-limiter).
 export const acmeRateLimitShapeOK = declare(Counter, 'acme_rate_limit_shape_ok');
 export const acmeRateLimitOther = declare(Counter, 'acme_rate_limit_other');
+// Of those, certctl's own: text/plain, {"error":"Rate limit exceeded"} (the defect's signature).
+export const acmeRateLimitTextPlain = declare(Counter, 'acme_rate_limit_text_plain');
 // Renewal-info 404s for real certificates whose serial starts with a zero hex digit
 // (docs/certctl-findings.md#ari-leading-zero), counted apart so the cause is named.
 export const acmeARILeadingZero404 = declare(Counter, 'acme_ari_leading_zero_404');

@@ -246,10 +246,30 @@ export function authProbe(cfg, a) {
   const bare = http.get(`${cfg.baseUrl}/auth/oidc/login?provider=${providerId}`, Object.assign(setupParams({ jar: new http.CookieJar() }), {
     redirects: 0, responseCallback: http.expectedStatuses({ min: 200, max: 599 }), // a refusal is the evidence, not a failure
   }));
+  const cost = sessionCost(cfg, a, providerId);
   return Object.assign({}, base, {
     providerId, userIds, workarounds: a.bearerOnAuthRoutes, bcl_sid: a.bclSid,
     browser_login_start: `${bare.status} ${String(bare.headers['Content-Type'] || '').split(';')[0]}`.trim(),
-  });
+  }, cost === null ? {} : { session_cost_ms: cost });
+}
+
+// sessionCost(cfg, a, providerId): what a session's who-am-I costs certctl over the API key's, on the
+// idle server before the load: the median of five pairs, one after the other, ms. The signature of
+// docs/certctl-findings.md#session-pbkdf2-per-request (a fixed cost on every session call), measured
+// apart from every budget it explains; null when no login gets a session (the routing defect).
+function sessionCost(cfg, a, providerId) {
+  const s = login(cfg, a, providerId, 0, { phase: 'setup' });
+  if (!s.ok) return null;
+  const tags = { phase: 'setup' };
+  const diffs = [];
+  for (let i = 0; i < 5; i++) {
+    const key = whoAmI(cfg, untimedHeaders('setup', { Authorization: `Bearer ${cfg.token}` }), 'key', tags);
+    const mine = whoAmI(cfg, untimedHeaders('setup', sessionHeaders(s, false)), 'session', tags);
+    if (key.status === 200 && mine.status === 200) diffs.push(mine.timings.duration - key.timings.duration);
+  }
+  if (!diffs.length) return null;
+  diffs.sort((x, y) => x - y);
+  return Math.round(diffs[Math.floor(diffs.length / 2)] * 10) / 10;
 }
 
 // sessionProbe(cfg, a): authProbe, then every user logged in once: the sessions the VUs share. A run

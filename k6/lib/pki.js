@@ -251,7 +251,10 @@ export async function acmeOrder(cfg, data) {
   const csr = b64url(await csrDER(pair, name, [name]));
   const fin = await post(cfg, dir, a.key, a.kid, order.finalize, { csr }, 'finalize', [200]);
   if (fin.status === 500) {
-    acmeFinalize500.add(1);
+    // certctl's store failure, by its own answer: serverInternal and no Replay-Nonce (a 500 of another
+    // making, a proxy's or a crash's, is only a failure).
+    const pr = problem(fin);
+    if (pr && pr.type === 'urn:ietf:params:acme:error:serverInternal' && !fin.headers['Replay-Nonce']) acmeFinalize500.add(1);
     // The order stays `processing` and holds one of the account's five open orders: start afresh.
     acct = null;
   }

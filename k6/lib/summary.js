@@ -67,6 +67,9 @@ export function thresholdResults(data) {
       const agg = thresholdAggregate(expr);
       const v = thresholdValue(values, expr);
       if (v !== null) Object.assign(r, { aggregate: agg, value: round(v, 3) });
+      // A rate's samples, true and false: how many failures a known defect's signature accounts for is
+      // counted against them (internal/defects).
+      if (m.type === 'rate') Object.assign(r, { passes: num(values.passes), fails: num(values.fails) });
       out.push(r);
     }
   }

@@ -4,9 +4,10 @@
 // (b) cursor walk: GET /api/v1/certificates?page_size=500, then follow next_cursor. GUARD: on
 //     certctl 2026-05 builds the cursor never advances (same page, same cursor:
 //     docs/certctl-findings.md#pagination-cursor), so a naive walk loops forever. The walk stops at
-//     the first page whose cursor or first id did not advance (or that brought nothing new), counts
-//     it in inventory_cursor_stuck (threshold count==0), fails a check and says so on the console; it
-//     never fetches more than ceil(total/500)+2 pages. On those builds this check fails by design.
+//     the first page whose cursor or first id did not advance, the defect's signature, counts it in
+//     inventory_cursor_stuck (threshold count==0), fails a check and says so on the console; a page
+//     that brought nothing new, or ceil(total/500)+2 pages fetched, stop it too and fail the check
+//     without being counted. On those builds this check fails by design.
 import http from 'k6/http';
 import { check } from 'k6';
 import encoding from 'k6/encoding';
@@ -109,7 +110,9 @@ function cursorWalk() {
   const maxPages = Math.ceil(total / PAGE) + 2;
   while (body && body.next_cursor && seen.size < total) {
     if (pages >= maxPages) {
-      stuckAt(pages, `${pages} pages fetched for ${total} certificates (cap reached) with ${seen.size} seen`);
+      // Advancing but never done: not the defect's signature (the same page again), so not counted.
+      check(null, { 'cursor walk: every page advances': () => false }, { walk: 'cursor' });
+      console.error(`inventory_walk: cursor walk stopped: ${pages} pages fetched for ${total} certificates (cap reached) with ${seen.size} seen`);
       break;
     }
     const sent = body.next_cursor;
@@ -120,9 +123,14 @@ function cursorWalk() {
     const before = seen.size;
     body.data.forEach((c) => seen.add(c.id));
     const first = body.data.length ? body.data[0].id : '';
-    if (body.next_cursor === sent || (first !== '' && first === firstBefore) || (body.data.length > 0 && seen.size === before)) {
+    if (body.next_cursor === sent || (first !== '' && first === firstBefore)) {
       stuckAt(pages, `sent cursor ${sent.slice(0, 24)}…, got ${body.next_cursor === sent ? 'the same cursor back' : 'another cursor'}; ` +
         `first id ${first} (previous page: ${firstBefore}); ${seen.size - before} new certificates`);
+      break;
+    }
+    if (body.data.length > 0 && seen.size === before) {
+      check(null, { 'cursor walk: every page advances': () => false }, { walk: 'cursor' });
+      console.error(`inventory_walk: cursor walk stopped at page ${pages}: a new cursor and first row, but no certificate not seen before`);
       break;
     }
   }

@@ -166,6 +166,8 @@ function testSummary() {
   eq('record setup data', rec.setup.certctl_version, 'v2.1.7');
   eq('threshold values: what each expression judged', thresholdResults(fakeData()).map((t) => t.value), [10, 6.25, 9.5, 0.002]);
   eq('threshold aggregates', thresholdResults(fakeData()).map((t) => t.aggregate), ['count', 'p(95)', 'p(99)', 'rate']);
+  eq('a rate threshold carries its true and false samples, others none', thresholdResults(fakeData()).map((t) => [t.passes, t.fails]),
+    [[undefined, undefined], [undefined, undefined], [undefined, undefined], [3, 1497]]);
   eq('threshold list', thresholdResults(fakeData()).map((t) => `${t.ok ? 'ok' : 'FAIL'} ${t.metric} ${t.expression}`), [
     'FAIL dropped_iterations{scenario:s} count==0',
     'ok http_req_duration{expected_response:true,scenario:s} p(95)<800',

@@ -46,6 +46,11 @@ func TestAuthTier(t *testing.T) {
 		if got := fmt.Sprint(rec.SetupValue("browser_login_start")); got != "401 text/plain" && got != "200 text/html" {
 			t.Errorf("a browser's login start: %q", got)
 		}
+		// The derivation's signature, measured by setup() on the idle server: a session call costs
+		// certctl tens of milliseconds more than a key's.
+		if c, ok := rec.SetupValue("session_cost_ms").(float64); !ok || c < 20 {
+			t.Errorf("session_cost_ms %v, want the derivation's cost measured", rec.SetupValue("session_cost_ms"))
+		}
 		wantKnownOnly(t, r.summary, "session_added_ms med<50", "session-pbkdf2-per-request")
 	})
 
@@ -126,15 +131,16 @@ func authRecord(t *testing.T, s results.Summary, name string) *results.Record {
 	return nil
 }
 
-// wantKnownOnly: the run's breaches include threshold, every breach that is not new is the defect id's,
-// and threshold is among them.
+// wantKnownOnly: the run's breaches include threshold, attributed to the defect id (known, or known and
+// worse than recorded, or unjudged: a latency's size beside other tests' stacks is not this test's
+// business), and every breach attributed to a defect is the id's.
 func wantKnownOnly(t *testing.T, s results.Summary, threshold, id string) {
 	t.Helper()
 	if s.Breaches == nil {
 		t.Fatalf("no breaches judged; want %s known as %s", threshold, id)
 	}
 	found := false
-	for _, k := range s.Breaches.Known {
+	for _, k := range append(append(slices.Clone(s.Breaches.Known), s.Breaches.Worse...), s.Breaches.Unjudged...) {
 		if !slices.Contains(k.Defects, id) {
 			t.Errorf("known breach %+v, want %s", k, id)
 		}
