@@ -53,8 +53,8 @@ type Entry struct {
 // explains: a counter of events that carry it (a 500 with certctl's own words, a 429 in its text/plain
 // shape), or a setup() value measured before the load (the session's fixed cost on an idle server).
 type Evidence struct {
-	Counter string  `yaml:"counter,omitempty"` // a record counter; a trailing * sums every counter it prefixes
-	Setup   string  `yaml:"setup,omitempty"`   // a setup() value …
+	Counter string  `yaml:"counter,omitempty"`  // a record counter; a trailing * sums every counter it prefixes
+	Setup   string  `yaml:"setup,omitempty"`    // a setup() value …
 	AtLeast float64 `yaml:"at_least,omitempty"` // … at least this
 	// Threshold is refused: a budget is broken by any slowness or failure, not only by the defect.
 	Threshold string `yaml:"threshold,omitempty"`
@@ -348,7 +348,7 @@ type Absent struct {
 // Verdict is a run's breaches, classified. Worse counts as new; Unjudged makes a run inconclusive
 // unless something is new.
 type Verdict struct {
-	Build string  `json:"build"`
+	Build string   `json:"build"`
 	New   []Breach `json:"new"`
 	Known []Known  `json:"known"`
 	// Worse: a latency a known defect explains, measured beyond what the registry recorded on this build

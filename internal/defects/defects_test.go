@@ -81,7 +81,9 @@ func rate(key string, trues, n float64) Threshold {
 
 func held(t Threshold) Threshold { t.OK = true; return t }
 
-func noSample(key string) Threshold { return Threshold{Key: key, NoSample: true, Measured: "no sample"} }
+func noSample(key string) Threshold {
+	return Threshold{Key: key, NoSample: true, Measured: "no sample"}
+}
 
 func classify(t *testing.T, reg []Entry, build string, sc Scenario) Verdict {
 	t.Helper()
@@ -199,7 +201,7 @@ func TestClassifyExplainsOnlyWhatTheSignatureAccountsFor(t *testing.T) {
 // nothing either.
 func TestClassifyWorkaroundsAndSeen(t *testing.T) {
 	reg := registry(t)
-	stuck := Scenario{Name: "deploy_latency", Counters: map[string]float64{"stolen_nginx": 0, "stolen_f5": 3},
+	stuck := Scenario{Name: "deploy_latency", Counters: map[string]float64{"stolen": 3, "stolen_nginx": 0, "stolen_f5": 3},
 		Setup: map[string]any{"job_processor_interval": "10s"}, Thresholds: []Threshold{rate("deploy_loop_ok rate>0.95", 0, 3)}}
 	if v := classify(t, reg, "main-151107c", stuck); len(v.Known) != 1 || v.Known[0].Defects[0] != "job-processor-steals" {
 		t.Errorf("a 10 s job processor: %+v", v)

@@ -374,7 +374,7 @@ func fleetLine(sc results.Scenario) string {
 // deployStages says what each stage of a deploy loop is, for the table's readers.
 const deployStages = "signed: renew → CSR signed; job: → deployment job done; served: → the target serves the new serial; loop: renew → served"
 
-var deployColumns = []string{"completed", "stolen", "failed", "f5 token limit", "not served", "not signed",
+var deployColumns = []string{"completed", "stolen", "stuck", "failed", "f5 token limit", "not served", "not signed",
 	"signed p50", "signed p95", "job p50", "job p95", "served p50", "served p95", "loop p50", "loop p95", "loop p99", "loop max"}
 
 func deployFigures(d results.DeployRow) []string {
@@ -386,7 +386,7 @@ func deployFigures(d results.DeployRow) []string {
 		}
 		return fmt.Sprintf("%.1f", v/1000)
 	}
-	return []string{n(d.Completed), n(d.Stolen), n(d.Failed), n(d.F5TokenLimit), n(d.NotServed), n(d.NotSigned),
+	return []string{n(d.Completed), n(d.Stolen), n(d.Stuck), n(d.Failed), n(d.F5TokenLimit), n(d.NotServed), n(d.NotSigned),
 		sec(d.SignedMS, d.SignedMS.P50), sec(d.SignedMS, d.SignedMS.P95), sec(d.JobMS, d.JobMS.P50), sec(d.JobMS, d.JobMS.P95),
 		sec(d.ServedMS, d.ServedMS.P50), sec(d.ServedMS, d.ServedMS.P95),
 		sec(d.LoopMS, d.LoopMS.P50), sec(d.LoopMS, d.LoopMS.P95), sec(d.LoopMS, d.LoopMS.P99), sec(d.LoopMS, d.LoopMS.Max)}
@@ -422,7 +422,10 @@ func totals(sc results.Scenario) (line, note string) {
 		notes = append(notes, "endpoint_no_job: POST /certificates/{id}/deploy answered 202 and created no deployment job — certctl's placeholder, docs/certctl-findings.md#no-target-binding")
 	}
 	if sc.Record.Counters["stolen"] > 0 {
-		notes = append(notes, "stolen: deployment jobs still Pending or Running when the loop gave up; at a job processor interval under the agents' 30 s poll they are claimed by certctl's job processor and never run — docs/certctl-findings.md#job-processor-steals")
+		notes = append(notes, "stolen: deployment jobs that went Running while their agent did not ask for work (certctl's audit trail), still Running when the loop gave up: certctl's job processor claimed them and never runs them — docs/certctl-findings.md#job-processor-steals")
+	}
+	if sc.Record.Counters["stuck"] > 0 {
+		notes = append(notes, "stuck: deployment jobs still open when the loop gave up that their agent took and never finished, or that nothing took")
 	}
 	if sc.Record.Counters["ari_other_issuer_404"] > 0 {
 		issuers := "several"

@@ -381,7 +381,9 @@ type DeployRow struct {
 	Status     string  `json:"status"`
 	Completed  float64 `json:"completed"`
 	Stolen     float64 `json:"stolen"`
-	Failed     float64 `json:"failed"`
+	// Stuck: a job still open when the loop gave up that its agent took, or nothing took.
+	Stuck  float64 `json:"stuck"`
+	Failed float64 `json:"failed"`
 	// F5TokenLimit: failed because the F5 refused certctl's login (certctl's token leak), apart from Failed.
 	F5TokenLimit float64 `json:"f5_token_limit"`
 	NotServed    float64 `json:"not_served"`
@@ -412,7 +414,7 @@ func deployTier(rows []Scenario) []DeployRow {
 			c := func(f string) float64 { return r.Counters[f+"_"+t] }
 			out = append(out, DeployRow{
 				Scenario: sc.Name, TargetType: t, Status: sc.Status,
-				Completed: c("completed"), Stolen: c("stolen"), Failed: c("failed"), F5TokenLimit: c("f5_token_limit"),
+				Completed: c("completed"), Stolen: c("stolen"), Stuck: c("stuck"), Failed: c("failed"), F5TokenLimit: c("f5_token_limit"),
 				NotServed: c("not_served"), NotSigned: c("not_signed"),
 				SignedMS: r.TrendsMS["signed_"+t], JobMS: r.TrendsMS["job_"+t],
 				ServedMS: r.TrendsMS["served_"+t], LoopMS: r.TrendsMS["loop_"+t],

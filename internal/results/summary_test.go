@@ -1,8 +1,8 @@
 package results
 
 import (
-	"certctl-loadtest/internal/diagnosis"
 	"certctl-loadtest/internal/defects"
+	"certctl-loadtest/internal/diagnosis"
 	"encoding/json"
 	"os"
 	"path/filepath"

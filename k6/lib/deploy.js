@@ -8,11 +8,11 @@
 import http from 'k6/http';
 import { check, sleep } from 'k6';
 import { knob, durationSeconds } from './config.js';
-import { json, seededIDs } from './certctl.js';
+import { json, seededIDs, untimedHeaders } from './certctl.js';
 import { probeCertctl } from './probe.js';
 import {
   deployLoopMS, deploySignedMS, deployJobMS, deployServedMS, deployLoopOK,
-  deployStolen, deployFailed, deployNotServed, deployNotSigned, deployCompleted,
+  deployStolen, deployStuck, deployFailed, deployNotServed, deployNotSigned, deployCompleted,
   deployF5TokenLimit, deployEndpointJob, deployEndpointNoJob, deployMassMS, deployMassPerMin, deployMassOK, deployRetried, deployHandshakeFailed, deployWrongSerial,
 } from './metrics.js';
 
@@ -41,7 +41,7 @@ export function deployTrends() {
 // The loops' outcomes, in all and per target type (completed_nginx, stolen_f5, ...).
 export const DEPLOY_COUNTERS = (() => {
   const base = {
-    completed: deployCompleted, stolen: deployStolen, failed: deployFailed,
+    completed: deployCompleted, stolen: deployStolen, stuck: deployStuck, failed: deployFailed,
     not_served: deployNotServed, not_signed: deployNotSigned, f5_token_limit: deployF5TokenLimit,
   };
   const out = Object.assign({}, base);
@@ -100,6 +100,28 @@ function findJob(cfg, type, certId, sinceMS, tags) {
     if (j.certificate_id === certId && parseTime(j.created_at) >= sinceMS - 1000) return j;
   }
   return null;
+}
+
+// claimedBy(cfg, job, from, to): who moved the job from Pending to Running between from and to (ms):
+// 'agent' when certctl's audit trail has its agent's work poll then (the poll claims its jobs),
+// 'processor' when it has none, '' when the trail cannot be read or the job names no agent. The trail is
+// written as each request ends and read at whole seconds, so the window runs 3 s past the first sight of
+// Running; certctl's `total` is the page's length (docs/certctl-findings.md#audit-total-is-page): pages
+// are read until one comes back short.
+export function claimedBy(cfg, job, from, to) {
+  if (!job.agent_id) return '';
+  const sec = (ms) => new Date(ms).toISOString().replace(/\.\d+Z$/, 'Z');
+  const p = { headers: untimedHeaders('followup', headers(cfg)), timeout: '60s', tags: { phase: 'followup', name: 'GET /api/v1/audit' } };
+  const work = `/api/v1/agents/${job.agent_id}/work`;
+  for (let page = 1; page < 100; page++) {
+    const res = http.get(`${cfg.baseUrl}/api/v1/audit?since=${sec(from - 1000)}&until=${sec(to + 3000)}&per_page=500&page=${page}`, p);
+    const body = res.status === 200 ? json(res) : null;
+    const rows = body && body.data;
+    if (!Array.isArray(rows)) return '';
+    if (rows.some((e) => String(e.resource_id || '').startsWith(work))) return 'agent';
+    if (rows.length < 500) return 'processor';
+  }
+  return '';
 }
 
 function getJob(cfg, id, tags) {
@@ -198,17 +220,28 @@ export function renewAndFollow(cfg, dcfg, type, certId) {
   out.jobId = job.id;
   const stuckAt = parseTime(job.created_at) + dcfg.stuckAfterS * 1000;
   let last = job;
+  // When it was last seen Pending and first seen Running: its claim is between the two.
+  let pendingAt = job.status === 'Pending' ? Date.now() : parseTime(job.created_at);
+  let runningAt = NaN;
   const done = waitFor(stuckAt, () => {
     last = getJob(cfg, job.id, tags) || last;
+    if (last.status === 'Pending') pendingAt = Date.now();
+    else if (isNaN(runningAt)) runningAt = Date.now();
     return DONE.includes(last.status) ? last : null;
   });
   const jobEnd = Date.now();
   if (!done) {
-    // Still Pending or Running past the agent's next polls: certctl's job processor claimed it (it
-    // claims every Pending job and skips agent-routed ones without handing them back).
+    // Still open past the agent's next polls. Stolen only with the defect's signature: it went Running
+    // while its agent did not ask for work (certctl's job processor claims every Pending job and skips
+    // the agent-routed ones without handing them back); else the agent took it and never finished, or
+    // nothing took it.
     out.jobStatus = last.status;
     check(null, { 'deploy: the deployment job ran': () => false }, tags);
-    return fail(`deployment job ${last.status} after ${dcfg.stuckAfterS} s`, deployStolen);
+    const by = last.status === 'Running' && !isNaN(runningAt) ? claimedBy(cfg, last, pendingAt, runningAt) : '';
+    out.claimedBy = by;
+    return by === 'processor'
+      ? fail(`deployment job Running after ${dcfg.stuckAfterS} s, claimed while its agent did not poll`, deployStolen)
+      : fail(`deployment job ${last.status} after ${dcfg.stuckAfterS} s${by ? `, claimed by ${by}` : ''}`, deployStuck);
   }
   out.jobStatus = done.status;
   if (!check(done, { 'deploy: the deployment job ran': (j) => j.status === 'Completed' }, tags)) {
@@ -415,8 +448,9 @@ export function massRotation(cfg, dcfg, plan) {
     deployFailed.add(s.failed, tags);
     deployF5TokenLimit.add(s.tokenLimit, tags);
     deployRetried.add(s.retried, tags);
-    // Still Pending or Running at the deadline: certctl never ran them (or not yet).
-    deployStolen.add(s.open, tags);
+    // Still Pending or Running at the deadline: certctl never ran them (or not yet). Stuck: whether its
+    // job processor or an agent took them, the rotation did not watch.
+    deployStuck.add(s.open, tags);
     deployNotSigned.add(Math.max(0, want[t] - s.signed), tags);
     if (s.signedAt) deploySignedMS.add(s.signedAt - t0, tags);
     if (s.jobsAt && s.signedAt) deployJobMS.add(Math.max(0, s.jobsAt - s.signedAt), tags);

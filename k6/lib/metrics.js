@@ -77,9 +77,12 @@ export const deployServedMS = declare(Trend, 'deploy_served_ms', true);
 // 1 for a loop that ended with the new serial served and its chain verified, 0 otherwise.
 export const deployLoopOK = declare(Rate, 'deploy_loop_ok');
 // How loops that did not end so: the deployment job claimed by certctl's job processor and never run
-// (docs/certctl-findings.md#job-processor-steals), a job that failed, a Completed job whose certificate
-// the target never served, a renewal that never got signed.
+// (docs/certctl-findings.md#job-processor-steals: it left Pending without its agent asking for work, by
+// certctl's own audit trail), a job still open that its agent took or that never left Pending (stuck),
+// a job that failed, a Completed job whose certificate the target never served, a renewal that never
+// got signed.
 export const deployStolen = declare(Counter, 'deploy_stolen');
+export const deployStuck = declare(Counter, 'deploy_stuck');
 export const deployFailed = declare(Counter, 'deploy_failed');
 export const deployNotServed = declare(Counter, 'deploy_not_served');
 export const deployNotSigned = declare(Counter, 'deploy_not_signed');
