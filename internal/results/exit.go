@@ -30,13 +30,13 @@ type ExitCode struct {
 // ExitCodes is the one table of exit codes: README.md's is rendered from it (`make docs`), and so are
 // the usage text, index.html and the CI step summary.
 var ExitCodes = []ExitCode{
-	{ExitOK, "every threshold held, or broke only by certctl's registered defects (KNOWN_DEFECTS=pass), and every k6 process exited 0"},
+	{ExitOK, "every threshold held, or broke only by certctl's registered defects, each within what its own signature accounts for (KNOWN_DEFECTS=pass), and every k6 process exited 0"},
 	{ExitThresholds, "thresholds were breached"},
 	{ExitBadInput, "bad input: unknown tier or target, malformed duration or rate, a RUN_ID already used"},
 	{ExitEnvironment, "the environment was wrong: no Docker engine, a missing image, or the stack did not come up"},
 	{ExitNoResults, "k6 wrote no results, or they could not be written (a full disk: k6 exits 255 then); the summary on stdout says which"},
 	{ExitStackFault, "the stack failed during the load: a service exited, restarted or was paused, or a k6 process was killed (137); the summary names it and when, and keeps the figures up to then"},
-	{ExitInconclusive, "inconclusive: every breach was a timing budget, and the machine decided them: work outside the run (or k6 itself) took enough of it to move the figures, or the run's own stack saturated its CPUs or a slow disk; the summary says which, when and at what load (MACHINE_CHECK)"},
+	{ExitInconclusive, "inconclusive: every breach was a timing budget, and the machine decided them: work outside the run (or k6 itself) took enough of it to move the figures, or the run's own stack saturated its CPUs or a slow disk; the summary says which, when and at what load (MACHINE_CHECK); or every breach was a registered defect's, and one's latency was recorded on another testbed or at another rate, so its size could not be judged"},
 	{ExitScriptError, "a scenario's script failed (k6 107)"},
 	{ExitAborted, "a scenario's setup() aborted before any load: certctl unreachable, the token rejected, or too little disk space for the results (k6 108)"},
 	{ExitInterrupted, "the run was interrupted (SIGINT or SIGTERM, as on a cancelled CI job); k6 was stopped, and its figures up to then are kept"},
