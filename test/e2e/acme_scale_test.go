@@ -197,6 +197,13 @@ func TestLimiterTier(t *testing.T) {
 			r := loadtestRun(t, stackEnv(t, append([]string{"TIER=limiter", "DURATION=10s"}, c.env...)...))
 			wantCode(t, r, 99)
 			wantThresholds(t, r, "acme_rate_limit", c.fail...)
+			if c.env == nil {
+				// Every 429 certctl sends is its own text/plain shape: the rate-limiter entry's signature.
+				rec := authRecord(t, r.summary, "acme_rate_limit")
+				if n, other := rec.Counters["rate_limit_text_plain"], rec.Counters["rate_limit_other"]; n == 0 || n != other {
+					t.Errorf("429s in certctl's text/plain shape %v of %v not in RFC 8555's", n, other)
+				}
+			}
 		})
 	}
 }
