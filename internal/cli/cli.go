@@ -120,6 +120,8 @@ func Main(ctx context.Context, e Env) int {
 		return gateCmd(ctx, e, cmd, args)
 	case "baseline":
 		return baselineCmd(ctx, e, args)
+	case "defects":
+		return defectsCmd(e, args)
 	case "trend":
 		return trendCmd(ctx, e, args)
 	case "capacity":

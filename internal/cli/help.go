@@ -183,6 +183,17 @@ var commands = []command{
 		example: "OVERHEAD=all OVERHEAD_RUNS=4 DURATION=2m loadtest overhead",
 	},
 	{
+		name: "defects", usage: []string{"defects record --id ID [--date YYYY-MM-DD] [--command TEXT] run-dir..."},
+		summary: "print a known defect's recorded sizes from runs of one build, for its registry entry",
+		about: "Reads the runs (each scenario's run directory) and prints, for internal/defects/registry.yaml's recorded:, the largest " +
+			"value each latency the entry explains measured there, per scenario with its arrival rate, and the runs' testbed. Refuses " +
+			"runs of two builds, two testbeds or two rates, and runs without the defect's signature: a known defect explains a " +
+			"latency only up to what its build recorded (docs/certctl-findings.md#how-a-run-judges-them).",
+		flags: [][2]string{{"--id ID", "the registry entry"}, {"--date YYYY-MM-DD", "when the runs ran (default: the first's)"},
+			{"--command TEXT", "the command that made the runs, kept with the recording"}},
+		example: "loadtest defects record --id session-pbkdf2-per-request results/rec-main-1-* results/rec-main-2-*",
+	},
+	{
 		name: "baseline", usage: []string{"baseline [--name NAME] [--build BUILD] run-dir"},
 		summary: "record a finished run as a baseline in docs/baselines/",
 		about: "Writes docs/baselines/<build>/<name>.json (its summary and who recorded it from what) with its samples trimmed to " +

@@ -672,3 +672,73 @@ func round(v float64, d int) float64 {
 	f := math.Pow(10, float64(d))
 	return math.Round(v*f) / f
 }
+
+// Record is what runs of one build measured of the latencies the entry explains: per scenario of the
+// entry, its arrival rate and, per latency threshold it explains as measured, the largest value over
+// the runs (a threshold held counts too: the runs are the defect's size, not its breaches). Each run is
+// its scenarios and its testbed; the recording's testbed is the runs' median calibration. It refuses
+// runs of one scenario at different rates, runs on different testbeds, and runs without the entry's
+// signature or with its workaround (they are not the defect's size).
+func (e Entry) Record(build, date, command string, runs []RecordedRun) (Recording, error) {
+	r := Recording{Build: build, Date: date, Command: command, Scenarios: map[string]RecordedLoad{}}
+	var beds []testbed.Calibration
+	for _, run := range runs {
+		if run.Testbed == nil {
+			return r, fmt.Errorf("%s recorded no testbed", run.Name)
+		}
+		for _, b := range beds {
+			if d := testbed.Differences(b, *run.Testbed); len(d) > 0 {
+				return r, fmt.Errorf("%s ran on another testbed than the runs before it: %s", run.Name, strings.Join(d, ", "))
+			}
+		}
+		beds = append(beds, *run.Testbed)
+		for _, sc := range run.Scenarios {
+			if !slices.Contains(e.Scenarios, sc.Name) || !sc.Judged {
+				continue
+			}
+			if _, ok := e.evidence(sc); !ok || e.workedAround(sc) {
+				return r, fmt.Errorf("%s: %s ran without the defect's signature (%s) or worked around: not its size", run.Name, sc.Name, e.Evidence)
+			}
+			l, seen := r.Scenarios[sc.Name]
+			if seen && l.RatePerS != sc.RatePerS {
+				return r, fmt.Errorf("%s: %s ran at %s/s, the runs before it at %s/s", run.Name, sc.Name, num(sc.RatePerS), num(l.RatePerS))
+			}
+			l.RatePerS, l.Runs = sc.RatePerS, l.Runs+1
+			if l.Largest == nil {
+				l.Largest = map[string]float64{}
+			}
+			for _, t := range sc.Thresholds {
+				p, ok := parse(t.Key)
+				if !ok || !p.latency() || t.NoSample || t.Value == nil ||
+					!slices.ContainsFunc(e.Explains, func(x Explained) bool { return x.Threshold == t.Key && !x.NoSample }) {
+					continue
+				}
+				l.Largest[t.Key] = math.Max(l.Largest[t.Key], *t.Value)
+			}
+			r.Scenarios[sc.Name] = l
+		}
+	}
+	if len(r.Scenarios) == 0 {
+		return r, fmt.Errorf("no run holds a scenario of %s (%s)", e.ID, strings.Join(e.Scenarios, ", "))
+	}
+	median := func(f func(testbed.Calibration) float64) float64 {
+		v := make([]float64, len(beds))
+		for i, b := range beds {
+			v[i] = f(b)
+		}
+		sort.Float64s(v)
+		return v[len(v)/2]
+	}
+	r.Testbed = Bed{CPUs: beds[0].CPUs, CPUModel: beds[0].CPUModel,
+		CPUSingle:  math.Round(median(func(c testbed.Calibration) float64 { return c.CPUSingle })),
+		CPUAll:     math.Round(median(func(c testbed.Calibration) float64 { return c.CPUAll })),
+		FsyncP50Ms: round(median(func(c testbed.Calibration) float64 { return c.FsyncP50Ms }), 3)}
+	return r, nil
+}
+
+// RecordedRun is one run given to Record: its name (for errors), testbed and scenarios.
+type RecordedRun struct {
+	Name      string
+	Testbed   *testbed.Calibration
+	Scenarios []Scenario
+}

@@ -489,3 +489,45 @@ func TestRegistryAgreesWithTheCatalogue(t *testing.T) {
 		}
 	}
 }
+
+// A recording is the largest value of each latency the entry explains over runs of one build, testbed
+// and rate, held thresholds included; runs without the signature, at another rate or on another
+// testbed are refused; and what it records, the classification then explains up to.
+func TestRecord(t *testing.T) {
+	reg := registry(t)
+	e := reg[slices.IndexFunc(reg, func(e Entry) bool { return e.ID == "session-pbkdf2-per-request" })]
+	login := func(callback float64, ok bool) Scenario {
+		c := th("oidc_callback_ms p(99)<25", callback)
+		c.OK = ok
+		return Scenario{Name: "oidc_login", Judged: true, RatePerS: 0.5, Setup: map[string]any{"session_cost_ms": 150.0},
+			Thresholds: []Threshold{c, th("session_added_ms med<50", 170), rate("oidc_login_ok rate>0.99", 30, 30)}}
+	}
+	other := bed
+	other.CPUSingle = 26000
+	runs := []RecordedRun{{Name: "a", Testbed: &bed, Scenarios: []Scenario{login(900, false)}}, {Name: "b", Testbed: &other, Scenarios: []Scenario{login(1400, false)}}}
+	r, err := e.Record("main-151107c", "2026-11-29", "make loadtest-auth", runs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := RecordedLoad{RatePerS: 0.5, Runs: 2, Largest: map[string]float64{"oidc_callback_ms p(99)<25": 1400, "session_added_ms med<50": 170}}
+	if !reflect.DeepEqual(r.Scenarios["oidc_login"], want) || r.Testbed.CPUSingle != 26000 || r.Testbed.CPUs != 2 {
+		t.Errorf("recording %+v", r)
+	}
+	e.Recorded = []Recording{r}
+	if v := classify(t, []Entry{e}, "main-151107c", login(2000, false)); len(v.Known) != 2 {
+		t.Errorf("within what it recorded: %+v", v)
+	}
+	for name, c := range map[string]struct {
+		runs []RecordedRun
+		want string
+	}{
+		"another rate":     {[]RecordedRun{runs[0], {Name: "c", Testbed: &bed, Scenarios: []Scenario{func() Scenario { s := login(900, false); s.RatePerS = 1; return s }()}}}, "ran at 1/s, the runs before it at 0.5/s"},
+		"no signature":     {[]RecordedRun{{Name: "d", Testbed: &bed, Scenarios: []Scenario{func() Scenario { s := login(900, false); s.Setup = nil; return s }()}}}, "without the defect's signature"},
+		"another testbed":  {[]RecordedRun{runs[0], {Name: "e", Testbed: &testbed.Calibration{CPUs: 4, CPUModel: "AMD EPYC"}, Scenarios: []Scenario{login(900, false)}}}, "another testbed"},
+		"no such scenario": {[]RecordedRun{{Name: "f", Testbed: &bed, Scenarios: []Scenario{{Name: "list_certificates", Judged: true}}}}, "no run holds a scenario"},
+	} {
+		if _, err := e.Record("main-151107c", "", "", c.runs); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: err %v, want %q", name, err, c.want)
+		}
+	}
+}

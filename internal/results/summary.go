@@ -800,6 +800,13 @@ func classify(dir string, run Run, rows []Scenario) *defects.Verdict {
 	if err != nil {
 		return nil // refused before the run (harness) or by the registry's tests
 	}
+	v := defects.Classify(reg, defects.Run{Build: BuildName(run.Certctl), Testbed: run.Testbed}, DefectScenarios(rows))
+	return &v
+}
+
+// DefectScenarios is what the registry reads of a run's scenarios: each record's thresholds, counters,
+// setup values and arrival rate.
+func DefectScenarios(rows []Scenario) []defects.Scenario {
 	var in []defects.Scenario
 	for _, sc := range rows {
 		r := sc.Record
@@ -814,8 +821,7 @@ func classify(dir string, run Run, rows []Scenario) *defects.Verdict {
 		}
 		in = append(in, d)
 	}
-	v := defects.Classify(reg, defects.Run{Build: BuildName(run.Certctl), Testbed: run.Testbed}, in)
-	return &v
+	return in
 }
 
 // BuildName names the certctl that ran as the registry's builds do: the folder it was packaged from
