@@ -439,7 +439,15 @@ func Classify(reg []Entry, run Run, scenarios []Scenario) Verdict {
 					whys = append(whys, e.ID+": "+why)
 				}
 			}
-			b.Why = strings.Join(slices.DeleteFunc(whys, func(s string) bool { return s == "" }), "; ")
+			whys = slices.DeleteFunc(whys, func(s string) bool { return s == "" })
+			// An entry that names the threshold only over no sample (or only as measured) says little
+			// beside one that names it as it broke: keep its reason only when it is the only one.
+			if best == notExplained {
+				if kept := slices.DeleteFunc(slices.Clone(whys), offSample); len(kept) > 0 {
+					whys = kept
+				}
+			}
+			b.Why = strings.Join(whys, "; ")
 			switch best {
 			case explained:
 				v.Known = append(v.Known, Known{Breach: b, Defects: ids})
@@ -459,6 +467,10 @@ func Classify(reg []Entry, run Run, scenarios []Scenario) Verdict {
 		}
 	}
 	return v
+}
+
+func offSample(why string) bool {
+	return strings.Contains(why, ": explains it only over no sample") || strings.Contains(why, ": explains it only as measured")
 }
 
 // explain says what the entry makes of a broken threshold t of sc, and why when that is not plain: ""

@@ -297,6 +297,14 @@ func TestClassifyMagnitude(t *testing.T) {
 	if v := classify(t, reg, "v2.1.7", login(1800, 160)); len(v.New) != 2 {
 		t.Errorf("a build without a recording: %+v", v)
 	}
+	// Beside the registry's entries that name the callback only over no sample, the reason is the one
+	// entry that names it as measured.
+	full := append(registry(t)[:0:0], registry(t)...)
+	full = slices.DeleteFunc(full, func(e Entry) bool { return e.ID == "session-pbkdf2-per-request" })
+	full = append(full, reg[0])
+	if v := classify(t, full, "v2.1.7", login(1800, 160)); len(v.New) != 2 || v.New[0].Why != "session-pbkdf2-per-request: not recorded on v2.1.7" {
+		t.Errorf("the reason among entries: %q", v.New[0].Why)
+	}
 	cheap := login(1800, 160)
 	cheap.Setup["session_cost_ms"] = 3.0
 	if v := classify(t, reg, "main-151107c", cheap); len(v.New) != 2 || !strings.Contains(v.New[0].Why, "its signature is not in the record (setup session_cost_ms ≥ 20)") {
