@@ -321,6 +321,10 @@ type Scenario struct {
 type Run struct {
 	Build   string // the certctl build the entries' Seen and Recorded are read against ("" when unknown)
 	Testbed *testbed.Calibration
+	// named: the registry names Build in some entry's seen or recorded. A build it never names (a pull
+	// request's head, an image built elsewhere) has no claim of fixed or not: there a signature alone
+	// says the defect, and its latencies are unjudged.
+	named bool
 }
 
 // Breach is one broken threshold: its scenario, its key (the metric without the scenario's own tags,
@@ -403,6 +407,9 @@ const (
 // entries seen on its build that the run did not meet.
 func Classify(reg []Entry, run Run, scenarios []Scenario) Verdict {
 	v := Verdict{Build: run.Build, New: []Breach{}, Known: []Known{}, NotAppearing: []Absent{}}
+	run.named = slices.ContainsFunc(reg, func(e Entry) bool {
+		return slices.Contains(e.Seen, run.Build) || slices.ContainsFunc(e.Recorded, func(r Recording) bool { return r.Build == run.Build })
+	})
 	absent := map[string][]string{}
 	for _, sc := range scenarios {
 		for _, e := range reg {
@@ -493,7 +500,7 @@ func (e Entry) explain(sc Scenario, t Threshold, run Run) (outcome, string) {
 		return notExplained, "explains it only over no sample, and it measured " + t.Measured
 	}
 	x := e.Explains[i]
-	if !slices.Contains(e.Seen, run.Build) {
+	if run.named && !slices.Contains(e.Seen, run.Build) {
 		return notExplained, fmt.Sprintf("not recorded on %s", buildName(run.Build))
 	}
 	if e.workedAround(sc) {
@@ -652,6 +659,9 @@ func (e Entry) magnitude(sc Scenario, t Threshold, p parsed, run Run) (outcome, 
 	}
 	if len(others) > 0 {
 		return unjudged, strings.Join(others, "; ")
+	}
+	if !run.named {
+		return unjudged, fmt.Sprintf("%s is a build the registry does not name: its size there is not recorded", buildName(run.Build))
 	}
 	return notExplained, fmt.Sprintf("its size was never recorded on %s", buildName(run.Build))
 }

@@ -212,8 +212,15 @@ func TestClassifyWorkaroundsAndSeen(t *testing.T) {
 		t.Errorf("the deploy tier's own interval: %+v", v)
 	}
 	acme := Scenario{Name: "acme_order_flow", Counters: map[string]float64{"finalize_500": 12}, Thresholds: []Threshold{rate("acme_order_ok rate>0.99", 0, 12)}}
-	if v := classify(t, reg, "v9.9.9", acme); len(v.New) != 1 || v.New[0].Why != "acme-finalize: not recorded on v9.9.9" {
-		t.Errorf("another build: %+v", v)
+	// A build the registry never names (a pull request's head): no claim of fixed, the signature says it.
+	if v := classify(t, reg, "pr-head", acme); len(v.Known) != 1 || len(v.New) != 0 {
+		t.Errorf("a build the registry does not name: %+v", v)
+	}
+	named := slices.Clone(reg)
+	i := slices.IndexFunc(named, func(e Entry) bool { return e.ID == "ocsp-500" })
+	named[i].Seen = append(slices.Clone(named[i].Seen), "v9.9.9")
+	if v := classify(t, named, "v9.9.9", acme); len(v.New) != 1 || v.New[0].Why != "acme-finalize: not recorded on v9.9.9" {
+		t.Errorf("a build the registry names, without this defect: %+v", v)
 	}
 }
 
@@ -251,7 +258,7 @@ func TestClassifyMagnitude(t *testing.T) {
 	reg, err := Parse([]byte(`
 - id: session-pbkdf2-per-request
   title: T
-  seen: [main-151107c]
+  seen: [main-151107c, v2.1.7]
   scenarios: [oidc_login]
   evidence: {setup: session_cost_ms, at_least: 20}
   explains: ["oidc_callback_ms p(99)<25", "session_added_ms med<50"]
@@ -272,6 +279,10 @@ func TestClassifyMagnitude(t *testing.T) {
 	}
 	if v := classify(t, reg, "main-151107c", login(1800, 160)); len(v.Known) != 2 {
 		t.Errorf("within noise: %+v", v)
+	}
+	// On a build the registry does not name, a latency's size is unjudged, not known at any size.
+	if v := classify(t, reg, "pr-head", login(1800, 160)); len(v.Unjudged) != 2 || !strings.Contains(v.Unjudged[0].Why, "pr-head is a build the registry does not name") {
+		t.Errorf("a latency on a build the registry does not name: %+v", v)
 	}
 	v := classify(t, reg, "main-151107c", login(4600, 160))
 	if len(v.Worse) != 1 || v.Worse[0].Threshold != "oidc_callback_ms p(99)<25" || len(v.Known) != 1 {
@@ -302,7 +313,7 @@ func TestClassifyMagnitude(t *testing.T) {
 	full := append(registry(t)[:0:0], registry(t)...)
 	full = slices.DeleteFunc(full, func(e Entry) bool { return e.ID == "session-pbkdf2-per-request" })
 	full = append(full, reg[0])
-	if v := classify(t, full, "v2.1.7", login(1800, 160)); len(v.New) != 2 || v.New[0].Why != "session-pbkdf2-per-request: not recorded on v2.1.7" {
+	if v := classify(t, full, "v2.1.7", login(1800, 160)); len(v.New) != 2 || v.New[0].Why != "session-pbkdf2-per-request: its size was never recorded on v2.1.7" {
 		t.Errorf("the reason among entries: %q", v.New[0].Why)
 	}
 	cheap := login(1800, 160)
