@@ -46,20 +46,33 @@ quickstart: $(LOADTEST) ## A first run of about two minutes: list_certificates f
 loadtest: $(LOADTEST) ## API + connector tiers against certctl (CERTCTL_IMAGE, or the build in CERTCTL_DIST); results in results/latest
 	@LOADTEST_GOAL=$@ $(LOADTEST) run || { code=$$?; echo "make: loadtest exited $$code (the loadtest line above says why, and which run)" >&2; exit $$code; }
 
-loadtest-acme: $(LOADTEST) ## The ACME tier (directory, nonce, renewal-info) against certctl; TIER=all runs every tier but auth, deploy, growth, limiter, pki and scale
+# The targets that run a tier whole: rendered from internal/harness/tiers.go (Tiers) by `make docs`.
+# <!-- generated:make-tiers do not edit: make docs -->
+loadtest-acme: $(LOADTEST) ## The ACME tier (directory, nonce, renewal-info) against certctl; TIER=all runs every tier but scale, limiter, deploy, pki, growth and auth
 	@LOADTEST_GOAL=$@ TIER=acme $(LOADTEST) run || { code=$$?; echo "make: $@ exited $$code" >&2; exit $$code; }
+
+loadtest-scale: $(LOADTEST) ## Every scale scenario (SCENARIOS=a,b: those) in turn, one fresh stack and one results directory each (<RUN_ID>-<scenario>); fails if any failed
+	@LOADTEST_GOAL=$@ TIER=scale $(LOADTEST) run || { code=$$?; echo "make: $@ exited $$code (the loadtest lines above say which scenario, and where its results are)" >&2; exit $$code; }
 
 loadtest-limiter: $(LOADTEST) ## The limiter tier alone, certctl's rate limiter on: are excess ACME requests answered in RFC 8555's shape?
 	@LOADTEST_GOAL=$@ TIER=limiter $(LOADTEST) run || { code=$$?; echo "make: $@ exited $$code" >&2; exit $$code; }
+
+loadtest-deploy: $(LOADTEST) ## Deploy tier: real certctl agents renew and deploy to nginx, Apache, HAProxy and the F5 stand-in; each scenario on a stack of its own (docs/deploy.md)
+	@LOADTEST_GOAL=$@ TIER=deploy $(LOADTEST) run || { code=$$?; echo "make: $@ exited $$code (the loadtest lines above say which scenario, and where its results are)" >&2; exit $$code; }
+
+loadtest-pki: $(LOADTEST) ## PKI tier: signed ACME orders, issuance throughput at 1, 4 and 16 clients, OCSP and CRL; each scenario on a stack of its own (docs/pki.md); ACME_FINALIZE_WORKAROUND=1 works around certctl's finalize 500
+	@LOADTEST_GOAL=$@ TIER=pki $(LOADTEST) run || { code=$$?; echo "make: $@ exited $$code (the loadtest lines above say which scenario, and where its results are)" >&2; exit $$code; }
+
+loadtest-auth: $(LOADTEST) ## Auth tier: OIDC logins through a real Keycloak, API calls by session beside the API key, cold provider keys, logout and back-channel logout; each scenario on a stack of its own (docs/auth.md); AUTH_WORKAROUNDS=1 works around the certctl defects between a login and a session
+	@LOADTEST_GOAL=$@ TIER=auth $(LOADTEST) run || { code=$$?; echo "make: $@ exited $$code (the loadtest lines above say which scenario, and where its results are)" >&2; exit $$code; }
+
+# <!-- end:make-tiers -->
 
 certctl-images: ## Package the certctl build in CERTCTL_DIST (server, agent, migrations/) into local images
 	@images/certctl/build.sh
 
 spotcheck: $(LOADTEST) ## Operator spot checks (k6/spotcheck), one after another, against certctl; see docs/performance-baselines.md
 	@LOADTEST_GOAL=$@ $(LOADTEST) spotcheck || { code=$$?; echo "make: spotcheck exited $$code (the loadtest line above says why, and which run)" >&2; exit $$code; }
-
-loadtest-scale: $(LOADTEST) ## Every scale scenario (SCENARIOS=a,b: those) in turn, one fresh stack and one results directory each (<RUN_ID>-<scenario>); fails if any failed
-	@LOADTEST_GOAL=$@ TIER=scale $(LOADTEST) run || { code=$$?; echo "make: $@ exited $$code (the loadtest lines above say which scenario, and where its results are)" >&2; exit $$code; }
 
 # The scale scenarios are the files of k6/scale/: the weekly workflow's matrix reads this list too.
 .PHONY: loadtest-scale-scenarios
@@ -75,9 +88,6 @@ loadtest-scale-acme: $(LOADTEST) ## Scale: ACME burst, 200 VUs on directory, new
 loadtest-scale-agent: $(LOADTEST) ## Scale: heartbeat storm across the seeded agents (SEED_AGENTS, default 5000)
 	@LOADTEST_GOAL=$@ TIER=scale SCENARIOS=agent_storm $(LOADTEST) run || { code=$$?; echo "make: $@ exited $$code" >&2; exit $$code; }
 
-loadtest-deploy: $(LOADTEST) ## Deploy tier: real certctl agents renew and deploy to nginx, Apache, HAProxy and the F5 stand-in; each scenario on a stack of its own (docs/deploy.md)
-	@LOADTEST_GOAL=$@ TIER=deploy $(LOADTEST) run || { code=$$?; echo "make: $@ exited $$code (the loadtest lines above say which scenario, and where its results are)" >&2; exit $$code; }
-
 loadtest-growth: $(LOADTEST) ## Growth: the same mix at each inventory size of GROWTH_SIZES (1k, 10k, 100k certificates' year of history), each on a fresh stack, then each operation's growth fitted (docs/growth.md)
 	@LOADTEST_GOAL=$@ $(LOADTEST) growth || { code=$$?; echo "make: $@ exited $$code" >&2; exit $$code; }
 
@@ -86,12 +96,6 @@ loadtest-soak: $(LOADTEST) ## Soak: growth's mix for DURATION (30m unless set), 
 
 loadtest-coldstart: $(LOADTEST) ## Cold start: certctl restarted at each inventory size of GROWTH_SIZES, idle and under load: seconds to healthy, the first hundred requests against warm ones (docs/growth.md)
 	@LOADTEST_GOAL=$@ $(LOADTEST) coldstart || { code=$$?; echo "make: $@ exited $$code" >&2; exit $$code; }
-
-loadtest-pki: $(LOADTEST) ## PKI tier: signed ACME orders, issuance throughput at 1, 4 and 16 clients, OCSP and CRL; each scenario on a stack of its own (docs/pki.md); ACME_FINALIZE_WORKAROUND=1 works around certctl's finalize 500
-	@LOADTEST_GOAL=$@ TIER=pki $(LOADTEST) run || { code=$$?; echo "make: $@ exited $$code (the loadtest lines above say which scenario, and where its results are)" >&2; exit $$code; }
-
-loadtest-auth: $(LOADTEST) ## Auth tier: OIDC logins through a real Keycloak, API calls by session beside the API key, cold provider keys, logout and back-channel logout; each scenario on a stack of its own (docs/auth.md); AUTH_WORKAROUNDS=1 works around the certctl defects between a login and a session
-	@LOADTEST_GOAL=$@ TIER=auth $(LOADTEST) run || { code=$$?; echo "make: $@ exited $$code (the loadtest lines above say which scenario, and where its results are)" >&2; exit $$code; }
 
 seed-external: $(LOADTEST) ## TARGET=external: create the base rows on that certctl through its API (CERTCTL_URL, CERTCTL_API_KEY, CONFIRM=yes)
 	@TARGET=external $(LOADTEST) seed-external

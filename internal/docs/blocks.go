@@ -102,7 +102,7 @@ func Blocks(root string, inspect Inspector) (map[string]string, error) {
 		"executors": executors, "tiers": tiers, "scale-seed": scaleSeed, "ports": ports,
 		"scenarios": ScenarioTable(rows), "baselines": baselines, "spotchecks": spotchecks,
 		"configuration": ConfigTable(harness.Knobs, pins), "common-knobs": CommonKnobTable(harness.Knobs, pins),
-		"make-knobs": MakeKnobs(harness.Knobs, pins), "k6-knobs": K6Defaults(harness.Knobs),
+		"make-knobs": MakeKnobs(harness.Knobs, pins), "make-tiers": MakeTiers(), "k6-knobs": K6Defaults(harness.Knobs),
 		"exit-codes": ExitCodeTable(results.ExitCodes), "seed-variables": seedVars,
 		"defects-registry": RegistryTable(registry), "instruments": InstrumentTable(overhead.Instruments),
 		"findings": FindingsTable(catalog), "workflow-tier": tierInput, "workflow-own-stack": ownStack,

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -57,45 +56,13 @@ func ExecutorTable(rows []Row) (string, error) {
 	return b.String(), nil
 }
 
-// makeRunRE finds the Makefile targets that run whole tiers: `target: … \n\t@LOADTEST_GOAL=$@ [TIER=t ]$(LOADTEST) run`.
-// A target that also sets SCENARIOS runs part of a tier and is not matched.
-var makeRunRE = regexp.MustCompile(`(?m)^([a-z0-9-]+):[^\n]*\n\t@LOADTEST_GOAL=\$@ (?:TIER=([a-z]+) )?\$\(LOADTEST\) run\b`)
-
-// TierTargets maps each tier to the make targets that run it whole, read from the Makefile.
-func TierTargets(root string) (map[string][]string, error) {
-	raw, err := os.ReadFile(filepath.Join(root, "Makefile"))
-	if err != nil {
-		return nil, err
-	}
-	out := map[string][]string{}
-	for _, m := range makeRunRE.FindAllStringSubmatch(string(raw), -1) {
-		tiers := []string{m[2]}
-		if m[2] == "" {
-			tiers = harness.DefaultTiers()
-		}
-		for _, t := range tiers {
-			out[t] = append(out[t], "`make "+m[1]+"`")
-		}
-	}
-	return out, nil
-}
-
-// TierTable renders every tier (a folder of k6/) with its scenarios, whether TIER=default and TIER=all
-// take it, how its scenarios share stacks, and the make targets that run it (README.md, docs/scale.md).
+// TierTable renders every tier (harness.Tiers) with its scenarios, whether TIER=default and TIER=all
+// take it, how its scenarios share stacks, and the make target that runs it (README.md, docs/scale.md).
 func TierTable(root string) (string, error) {
-	tiers, err := harness.DiscoverTiers(root)
+	found, err := harness.DiscoverTiers(root)
 	if err != nil {
 		return "", err
 	}
-	targets, err := TierTargets(root)
-	if err != nil {
-		return "", err
-	}
-	names := make([]string, 0, len(tiers))
-	for t := range tiers {
-		names = append(names, t)
-	}
-	sort.Slice(names, func(i, j int) bool { return tierOrder(names[i])+names[i] < tierOrder(names[j])+names[j] })
 	yes := func(b bool) string {
 		if b {
 			return "yes"
@@ -103,40 +70,49 @@ func TierTable(root string) (string, error) {
 		return "no"
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d tiers, one folder of `k6/` each:\n\n", len(names))
+	fmt.Fprintf(&b, "%d tiers, one folder of `k6/` each:\n\n", len(harness.Tiers))
 	b.WriteString("| tier | scenarios | in `TIER=default` | in `TIER=all` | stacks | make target |\n|---|---|---|---|---|---|\n")
-	for _, t := range names {
+	for _, t := range harness.Tiers {
 		var scs []string
-		for _, s := range tiers[t] {
+		for _, s := range found[t.Name] {
 			scs = append(scs, "`"+s.Name+"`")
 		}
 		stacks := "one, all scenarios at once"
-		if harness.OwnStackEach(t) {
+		if t.OwnStack {
 			stacks = "one per scenario, one after another"
 		}
-		if t == harness.LimiterTier {
-			stacks = "one, all scenarios at once; certctl's rate limiter on, so no other tier with it"
+		if t.Alone != "" {
+			stacks += "; runs alone: " + t.Alone
 		}
-		target := strings.Join(targets[t], ", ")
-		if target == "" {
-			target = "`make loadtest TIER=" + t + "`"
+		target := "`make loadtest TIER=" + t.Name + "`"
+		if t.Make != "" {
+			target = "`make " + t.Make + "`"
 		}
-		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s | %s |\n", t, strings.Join(scs, ", "),
-			yes(slices.Contains(harness.DefaultTiers(), t)), yes(!slices.Contains(harness.AllExcluded(), t)), stacks, target)
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s | %s |\n", t.Name, strings.Join(scs, ", "), yes(t.Default), yes(t.InAll), stacks, target)
 	}
 	return b.String(), nil
 }
 
-// AllMeaning is what TIER=all selects, in words: "every tier but deploy, limiter, pki and scale".
-func AllMeaning() string {
-	return "every tier but " + andList(harness.AllExcluded())
-}
-
-func andList(xs []string) string {
-	if len(xs) < 2 {
-		return strings.Join(xs, "")
+// MakeTiers is the Makefile's targets that run a tier whole, each with its help line, rendered from
+// harness.Tiers (the default tiers' target, loadtest, is written by hand: it is the main one). The block
+// ends inside the comment that carries the end marker, hence the trailing "# ".
+func MakeTiers() string {
+	var b strings.Builder
+	for _, t := range harness.Tiers {
+		if t.Make == "" || t.Make == "loadtest" {
+			continue
+		}
+		help, says := t.Help, "exited $$code"
+		if t.InAll && !t.Default {
+			help += "; TIER=all runs " + harness.AllMeaning()
+		}
+		if t.OwnStack {
+			says += " (the loadtest lines above say which scenario, and where its results are)"
+		}
+		fmt.Fprintf(&b, "%s: $(LOADTEST) ## %s\n\t@LOADTEST_GOAL=$@ TIER=%s $(LOADTEST) run || { code=$$?; echo \"make: $@ %s\" >&2; exit $$code; }\n\n", t.Make, help, t.Name, says)
 	}
-	return strings.Join(xs[:len(xs)-1], ", ") + " and " + xs[len(xs)-1]
+	b.WriteString("# ")
+	return b.String()
 }
 
 // BulkSeedAtDefaults is the bulk-renewal seed of a run with bulk_renewal at the defaults, worked out
@@ -320,7 +296,7 @@ func WorkflowTierInput(root string) (string, error) {
 	sort.Strings(each)
 	options := append(append([]string{"default", "all"}, names...), "spotcheck")
 	desc := fmt.Sprintf("Tiers to run. default = %s (make loadtest); all = %s, on one stack; %s: one job per scenario, each on its own runner; spotcheck: the operator spot checks (make spotcheck)",
-		strings.Join(harness.DefaultTiers(), " + "), AllMeaning(), andList(each))
+		strings.Join(harness.DefaultTiers(), " + "), harness.AllMeaning(), harness.AndList(each))
 	const in = "        "
 	return fmt.Sprintf("%sdescription: %q\n%stype: choice\n%soptions: [%s]\n%s# ", in, desc, in, in, strings.Join(options, ", "), in), nil
 }

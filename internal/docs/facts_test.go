@@ -162,7 +162,7 @@ func TestTiersAfter(t *testing.T) {
 func TestMakeHelpAndWorkflowSayWhatAllIs(t *testing.T) {
 	root := repoRoot(t)
 	_, mk := readRel(t, root, filepath.Join(root, "Makefile"))
-	if want := "TIER=all runs " + AllMeaning(); !strings.Contains(mk, want) {
+	if want := "TIER=all runs " + harness.AllMeaning(); !strings.Contains(mk, want) {
 		t.Errorf("Makefile: no help line says %q", want)
 	}
 	_, wf := readRel(t, root, filepath.Join(root, ".github", "workflows", "loadtest.yml"))
@@ -170,7 +170,7 @@ func TestMakeHelpAndWorkflowSayWhatAllIs(t *testing.T) {
 	if desc == nil {
 		t.Fatal(".github/workflows/loadtest.yml: no tier input with a description and options")
 	}
-	if want := "all = " + AllMeaning(); !strings.Contains(desc[1], want) {
+	if want := "all = " + harness.AllMeaning(); !strings.Contains(desc[1], want) {
 		t.Errorf("workflow tier input: %q does not say %q", desc[1], want)
 	}
 	if want := "default = " + strings.Join(harness.DefaultTiers(), " + "); !strings.Contains(desc[1], want) {

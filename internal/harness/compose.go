@@ -47,9 +47,14 @@ func (c Compose) base() []string {
 	if c.Cfg.Offline {
 		args = append(args, "--env-file", filepath.Join(c.Cfg.Root, "images", "offline.env"))
 	}
-	// A tier's services (the connector sidecars, the scale seeder) carry the tier's name as profile.
-	for _, t := range append(append([]string(nil), c.Cfg.Tiers...), c.Cfg.Profiles...) {
-		args = append(args, "--profile", t)
+	// A tier's services (the connector sidecars, the scale seeder) carry the tier's profiles (Tiers).
+	var profiles []string
+	for _, name := range c.Cfg.Tiers {
+		t, _ := LookupTier(name)
+		profiles = append(profiles, t.Profiles...)
+	}
+	for _, p := range append(profiles, c.Cfg.Profiles...) {
+		args = append(args, "--profile", p)
 	}
 	if c.Cfg.Faults {
 		args = append(args, "--profile", "faults")

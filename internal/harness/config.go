@@ -14,7 +14,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -135,23 +134,6 @@ func Load(root string, getenv func(string) string, now time.Time) (Config, error
 // getter reads a knob: its trimmed value, or def when unset or empty.
 type getter func(k, def string) string
 
-// loadTiers selects TIER's tiers (folders of k6/) and their scenarios.
-func (c *Config) loadTiers(get getter) error {
-	tiers, err := DiscoverTiers(c.Root)
-	if err != nil {
-		return err
-	}
-	c.Tiers, err = selectTiers(get("TIER", KnobDefault("TIER")), tiers)
-	if err != nil {
-		return err
-	}
-	for _, t := range c.Tiers {
-		c.Scenarios = append(c.Scenarios, tiers[t]...)
-	}
-
-	return nil
-}
-
 // DeployJobProcessorInterval is the job processor interval the deploy tier runs with when none is
 // given. certctl's own 30 s makes the processor claim every agent's Deployment job before the agent's
 // next poll, 30 s after the signing that created it, so no renewal would ever be deployed
@@ -168,6 +150,11 @@ const (
 	RenewalScanCheckInterval        = "1m"
 	RenewalScanJobProcessorInterval = "10s"
 )
+
+// SpotcheckRenewalCheckInterval is the spot checks' renewal check when none is given:
+// tick_renewal_scan waits for a scheduled scan (certctl has no trigger that works), and one every 3
+// minutes, not the hourly default, keeps that wait inside the check's 240 s.
+const SpotcheckRenewalCheckInterval = "3m"
 
 // FleetRotation is the deploy scenario that brings a fleet of agents and targets (compose profile fleet).
 const FleetRotation = "fleet_rotation"
@@ -222,10 +209,6 @@ func (c *Config) loadDeployKnobs(get getter) error {
 	return nil
 }
 
-// AuthTier logs in to certctl through a real OpenID provider (Keycloak, compose profile auth) and uses
-// the sessions it gets: docs/auth.md.
-const AuthTier = "auth"
-
 // loadAuth settles the auth tier: the realm's two client secrets (generated per run, redacted), certctl's
 // private-address guard off (the provider is on loadnet), the back-channel logout's shape and the
 // workarounds of the defects between a login and a usable session.
@@ -238,10 +221,6 @@ func (c *Config) loadAuth(get getter) error {
 		c.Env[k] = v
 		c.Secrets = append(c.Secrets, v)
 	}
-	if v := get("CERTCTL_BLOCK_RFC1918_OUTBOUND", ""); v != "" && v != "false" {
-		return fmt.Errorf("CERTCTL_BLOCK_RFC1918_OUTBOUND=%s: the %s tier's provider has a private address on the stack's network, which the guard refuses; leave it unset", v, AuthTier)
-	}
-	c.Env["CERTCTL_BLOCK_RFC1918_OUTBOUND"] = "false"
 	switch v := get("AUTH_BCL_SID", KnobDefault("AUTH_BCL_SID")); v {
 	case "true", "false":
 		c.Env["AUTH_BCL_SID"] = v
@@ -375,23 +354,8 @@ func (c *Config) loadImages(get getter) error {
 	return nil
 }
 
-// loadLoadShape narrows to SCENARIOS and reads what shapes their load: rates, VUs, seeds, batch size.
+// loadLoadShape reads what shapes the scenarios' load: rates, VUs, seeds, batch size.
 func (c *Config) loadLoadShape(get getter) error {
-	if spec := get("SCENARIOS", ""); spec != "" {
-		var err error
-		// A scenario of a tier not selected gets its tier named, not the nearest name of those selected.
-		elsewhere := map[string]string{}
-		if tiers, derr := DiscoverTiers(c.Root); derr == nil {
-			for t, scs := range tiers {
-				for _, s := range scs {
-					elsewhere[s.Name] = t
-				}
-			}
-		}
-		if c.Scenarios, err = selectScenarios(spec, c.Scenarios, elsewhere, c.Tiers); err != nil {
-			return err
-		}
-	}
 	for _, s := range c.Scenarios {
 		for _, k := range []string{"RATE_" + strings.ToUpper(s.Name), "VUS_" + strings.ToUpper(s.Name)} {
 			if v := get(k, ""); v != "" {
@@ -613,14 +577,12 @@ func (c *Config) loadSecrets(get getter) error {
 	return nil
 }
 
-// loadLimiter records whether certctl's rate limiter is on; the limiter tier turns it on.
+// loadLimiter records whether certctl's rate limiter is on, and puts in force what the tiers force
+// (the limiter tier turns it on).
 func (c *Config) loadLimiter(get getter) error {
 	// Effective even when unset, so run.json says whether certctl's limiter was in the way.
 	c.Env["CERTCTL_RATE_LIMIT_ENABLED"] = get("CERTCTL_RATE_LIMIT_ENABLED", KnobDefault("CERTCTL_RATE_LIMIT_ENABLED"))
-	if err := limiterAlone(c.Tiers, get, c.Env); err != nil {
-		return err
-	}
-	return nil
+	return c.forceTierSettings(get)
 }
 
 // The diagnosis's samplers, as DIAGNOSIS names them.
@@ -691,107 +653,14 @@ func (c Config) Redacted() map[string]string {
 	return out
 }
 
-// DiscoverTiers finds the scenarios by glob: k6/<tier>/*.js. k6/lib, k6/test and k6/spotcheck hold no
-// scenarios.
-func DiscoverTiers(root string) (map[string][]Scenario, error) {
-	files, err := filepath.Glob(filepath.Join(root, "k6", "*", "*.js"))
-	if err != nil {
-		return nil, err
-	}
-	tiers := map[string][]Scenario{}
-	for _, f := range files {
-		tier := filepath.Base(filepath.Dir(f))
-		if tier == "lib" || tier == "test" || tier == SpotcheckDir || tier == ExternalDir {
-			continue
-		}
-		name := strings.TrimSuffix(filepath.Base(f), ".js")
-		rel, _ := filepath.Rel(root, f)
-		tiers[tier] = append(tiers[tier], Scenario{Tier: tier, Name: name, Path: filepath.ToSlash(rel)})
-	}
-	if len(tiers) == 0 {
-		return nil, fmt.Errorf("no scenarios under %s/k6/<tier>/*.js: is this the certctl-loadtest repository?", root)
-	}
-	// Numbers in names in their numeric order: issuance_c1, issuance_c4, issuance_c16 run (and are
-	// reported) as the curve they draw.
-	for _, sc := range tiers {
-		slices.SortFunc(sc, func(a, b Scenario) int { return naturalCompare(a.Name, b.Name) })
-	}
-	return tiers, nil
+// BulkPool is the bulk-renewal seed a run with bulk_renewal gets when SEED_BULK_CERTS is unset, for
+// the given knobs (RATE_BULK_RENEWAL, BATCH_SIZE; nil: their defaults) and duration.
+func BulkPool(env map[string]string, duration time.Duration) string {
+	return bulkPool(Config{Env: env}, duration)
 }
 
-// naturalCompare orders strings by their runs of digits as numbers and the rest as text.
-func naturalCompare(a, b string) int {
-	for a != "" && b != "" {
-		da, db := digitPrefix(a), digitPrefix(b)
-		if da != "" && db != "" {
-			na, _ := strconv.Atoi(da)
-			nb, _ := strconv.Atoi(db)
-			if na != nb {
-				return na - nb
-			}
-			a, b = a[len(da):], b[len(db):]
-			continue
-		}
-		if a[0] != b[0] {
-			return int(a[0]) - int(b[0])
-		}
-		a, b = a[1:], b[1:]
-	}
-	return len(a) - len(b)
-}
-
-func digitPrefix(s string) string {
-	i := 0
-	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-		i++
-	}
-	return s[:i]
-}
-
-// Tiers that `make loadtest` runs when TIER is not given, as certctl's own harness documents its laptop
-// run: the API tier and the connector tier. ACME has its own target; `all` adds it. Scale runs only when
-// asked (make loadtest-scale): each of its scenarios wants a stack of its own.
-// The limiter tier needs certctl's rate limiter on, which would throttle every other tier's load: it
-// runs alone (make loadtest-limiter), never in `all`. The deploy tier brings its own agents and targets
-// and is timed by their 30-second poll: make loadtest-deploy. The PKI tier makes certctl sign as fast
-// as it can, one concurrency level after another: make loadtest-pki.
-var (
-	defaultTiers = []string{"api", "connector"}
-	allExcluded  = map[string]bool{"scale": true, LimiterTier: true, DeployTier: true, PKITier: true, GrowthTier: true, AuthTier: true}
-	// Tiers whose scenarios each get a stack of their own, one after another: together, one would
-	// load the server (scale, pki) or the agents (deploy) the other measures, or turn the provider's keys
-	// cold and end the sessions the other measures (auth).
-	sequentialTiers = map[string]bool{"scale": true, DeployTier: true, PKITier: true, AuthTier: true}
-)
-
-// PKITier is the tier that judges certctl as a certificate authority: signed ACME orders, issuance
-// throughput, revocation checks.
-const PKITier = "pki"
-
-// GrowthTier holds the growth mix's operations no other tier has (the dashboard's counts, agents' work
-// polls). Out of TIER=all: they measure cost against an inventory, which the default stack has not.
-const GrowthTier = "growth"
-
-// DeployTier is the tier that has certctl's agents deploy to real targets.
-const DeployTier = "deploy"
-
-// LimiterTier is the tier whose scenarios judge certctl's answers with its rate limiter on.
-const LimiterTier = "limiter"
-
-// limiterAlone turns certctl's limiter on for the limiter tier and refuses to mix it with other tiers.
-func limiterAlone(tiers []string, get func(k, def string) string, env map[string]string) error {
-	if !slices.Contains(tiers, LimiterTier) {
-		return nil
-	}
-	if len(tiers) > 1 {
-		return fmt.Errorf("TIER=%s: the %s tier runs alone (certctl's rate limiter, on for it, would throttle the other tiers' load); use make loadtest-limiter", strings.Join(tiers, ","), LimiterTier)
-	}
-	if v := get("CERTCTL_RATE_LIMIT_ENABLED", ""); v != "" && v != "true" {
-		return fmt.Errorf("CERTCTL_RATE_LIMIT_ENABLED=%s: the %s tier measures certctl with its rate limiter on; leave it unset", v, LimiterTier)
-	}
-	env["CERTCTL_RATE_LIMIT_ENABLED"] = "true"
-	return nil
-}
+// InventoryProfile is the compose profile of the inventory seeder (seed/inventory/, SEED_INVENTORY).
+const InventoryProfile = "inventory"
 
 // bulkPool sizes the bulk-renewal seed for one pass without revisiting a certificate (certctl skips one
 // with an open renewal job, so a second visit measures only its skip path): (rate × duration + 1) × batch,
@@ -812,69 +681,6 @@ func bulkPool(c Config, duration time.Duration) string {
 		need = floor
 	}
 	return strconv.Itoa(need)
-}
-
-func selectTiers(spec string, known map[string][]Scenario) ([]string, error) {
-	names := make([]string, 0, len(known))
-	for t := range known {
-		names = append(names, t)
-	}
-	sort.Strings(names)
-	switch spec {
-	case "default":
-		var out []string
-		for _, t := range defaultTiers {
-			if _, ok := known[t]; ok {
-				out = append(out, t)
-			}
-		}
-		return out, nil
-	case "all":
-		var out []string
-		for _, t := range names {
-			if !allExcluded[t] {
-				out = append(out, t)
-			}
-		}
-		return out, nil
-	}
-	var out []string
-	seen := map[string]bool{}
-	for _, t := range strings.Split(spec, ",") {
-		t = strings.TrimSpace(t)
-		if _, ok := known[t]; !ok {
-			return nil, fmt.Errorf("TIER=%q: unknown tier %q; known tiers: %s (or default: api,connector; all: every tier but scale, limiter, deploy, pki, growth and auth)", spec, t, strings.Join(names, ", "))
-		}
-		if !seen[t] {
-			seen[t] = true
-			out = append(out, t)
-		}
-	}
-	return out, nil
-}
-
-// selectScenarios keeps the named scenarios of the selected tiers (SCENARIOS=bulk_renewal,agent_storm);
-// elsewhere is every scenario's tier, to name the tier of one that is not among those selected.
-func selectScenarios(spec string, all []Scenario, elsewhere map[string]string, selected []string) ([]Scenario, error) {
-	byName := map[string]Scenario{}
-	var names []string
-	for _, s := range all {
-		byName[s.Name] = s
-		names = append(names, s.Name)
-	}
-	var out []Scenario
-	for _, n := range strings.Split(spec, ",") {
-		n = strings.TrimSpace(n)
-		s, ok := byName[n]
-		if t, there := elsewhere[n]; !ok && there {
-			return nil, fmt.Errorf("SCENARIOS=%q: %s is in tier %s, and TIER=%s does not select it: add TIER=%s", spec, n, t, strings.Join(selected, ","), t)
-		}
-		if !ok {
-			return nil, fmt.Errorf("SCENARIOS=%q: no scenario %q in the selected tiers (did you mean %s?); they have: %s", spec, n, Closest(n, names), strings.Join(names, ", "))
-		}
-		out = append(out, s)
-	}
-	return out, nil
 }
 
 func randomHex(n int) string {
@@ -913,9 +719,9 @@ func LoadSpotchecks(root string, getenv func(string) string, now time.Time) (Con
 	c.Tiers, c.Scenarios, c.Spotcheck = []string{SpotcheckDir, "scale"}, nil, true
 	// Spot checks are single requests timed one at a time: nothing for the collectors to explain.
 	c.Collector, c.Containers = false, false
-	// tick_renewal_scan waits for a scheduled scan (certctl has no trigger that works): one every 3
-	// minutes, not the hourly default, keeps that wait inside the check's 240 s.
-	c.Env["CERTCTL_SCHEDULER_RENEWAL_CHECK_INTERVAL"] = get3m(getenv("CERTCTL_SCHEDULER_RENEWAL_CHECK_INTERVAL"))
+	if v := strings.TrimSpace(getenv("CERTCTL_SCHEDULER_RENEWAL_CHECK_INTERVAL")); v == "" {
+		c.Env["CERTCTL_SCHEDULER_RENEWAL_CHECK_INTERVAL"] = SpotcheckRenewalCheckInterval
+	}
 	for _, f := range files {
 		rel, _ := filepath.Rel(root, f)
 		c.Scenarios = append(c.Scenarios, Scenario{Tier: SpotcheckDir, Name: strings.TrimSuffix(filepath.Base(f), ".js"), Path: filepath.ToSlash(rel)})
@@ -965,29 +771,4 @@ func get3m(v string) string {
 		return "3m"
 	}
 	return v
-}
-
-// OneAfterAnother is the scale or deploy scenarios of the configuration when they are more than one:
-// each runs on a stack of its own, one after another (loadtest run does that for TIER=scale and
-// TIER=deploy, as make loadtest-scale and loadtest-deploy do), since one server, or one set of agents,
-// would carry them all at once otherwise.
-func OneAfterAnother(c Config) []Scenario {
-	if c.Spotcheck {
-		return nil
-	}
-	var seq []Scenario
-	for _, s := range c.Scenarios {
-		if sequentialTiers[s.Tier] {
-			seq = append(seq, s)
-		}
-	}
-	if len(seq) < 2 {
-		return nil
-	}
-	return seq
-}
-
-// SequenceRunID names the run of one scenario of a sequence: the sequence's RUN_ID and the scenario.
-func SequenceRunID(base, scenario string) string {
-	return base + "-" + strings.ReplaceAll(scenario, "_", "-")
 }

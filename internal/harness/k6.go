@@ -188,7 +188,7 @@ func (r *Runner) runK6(ctx context.Context, compose Compose, dir string, st *k6R
 	pw := newPrefixWriter("["+p.name+"] ", r.Stderr, &r.console)
 	console := newFailureFilter(pw, func(kind, e string) { st.failed(slot, kind, e) })
 	out := io.MultiWriter(w, console)
-	st.started(i, slot, liveScenario{name: p.name, container: p.container, perMinute: p.scenario.Tier == "connector", started: r.Now().UTC()})
+	st.started(i, slot, liveScenario{name: p.name, container: p.container, perMinute: perMinute(p.scenario.Tier), started: r.Now().UTC()})
 	code, err := compose.Run(ctx, out, out, r.k6Args(dir, p)...)
 	st.stopped(slot)
 	if ctx.Err() != nil {

@@ -69,7 +69,7 @@ func (k Knob) ReadBy(reader string) bool {
 
 // Knobs lists every variable, in the order the configuration page shows them.
 var Knobs = []Knob{
-	{Name: "TIER", Type: "comma list", Default: "default", Read: "loadtest", Common: true, Doc: "Tiers to run: folders of `k6/` (`api`, `connector`, `acme`, `scale`, `limiter`, `deploy`, `pki`, `growth`, `auth`); `default` is `api,connector`, `all` every tier but `scale`, `limiter` (which runs alone, with certctl's rate limiter on), `deploy` (real agents, loops of a minute: docs/deploy.md), `pki` (certctl signing as fast as it can: docs/pki.md), `growth` (the growth mix's own operations, for an inventory: docs/growth.md) and `auth` (logins through a real Keycloak, each scenario on a stack of its own: docs/auth.md)."},
+	{Name: "TIER", Type: "comma list", Default: "default", Read: "loadtest", Common: true, Doc: tierDoc()},
 	{Name: "SCENARIOS", Type: "comma list", Note: "all of the tiers'", Read: "loadtest", Common: true, Doc: "Only these scenarios of the selected tiers (file names under `k6/<tier>/`), e.g. `SCENARIOS=list_certificates`."},
 	{Name: "DURATION", Type: "duration", Default: "5m", Read: "loadtest, k6, compose", Common: true, Doc: "Length of every scenario, in k6's syntax (`30s`, `1m30s`)."},
 	{Name: "RATE_<SCENARIO>", Type: "integer", Note: "the scenario's", Read: "k6", Common: true, Doc: "Iterations per time unit of an arrival-rate scenario (per second; per minute for the connector tier), e.g. `RATE_LIST_CERTIFICATES=20`."},

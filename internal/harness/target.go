@@ -24,14 +24,6 @@ const ExternalNoDiagnosis = "it samples the PostgreSQL and the containers of the
 // MaxSegments bounds --segments: more k6 processes than this on one machine measure the machine.
 const MaxSegments = 16
 
-// segmentTiers are the tiers whose scenarios may be split into execution segments, and why the others
-// may not.
-var noSegments = map[string]string{
-	DeployTier: "its setup registers agents and targets and rotates them: once per process would be N deployments, not one split",
-	"limiter":  "certctl's limiter counts per client address: N processes from N addresses are not the load it judges",
-	PKITier:    "certctl's signing, not the load generator, is its limit, and issuance_c1 has one VU to split",
-}
-
 // loadSegments reads SEGMENTS (`loadtest run --segments N`): each scenario runs as N k6 processes,
 // each its execution segment of the load, merged into one record.
 func (c *Config) loadSegments(get getter) error {
@@ -44,9 +36,9 @@ func (c *Config) loadSegments(get getter) error {
 	if n == 1 {
 		return nil
 	}
-	for _, t := range c.Tiers {
-		if why, ok := noSegments[t]; ok {
-			return fmt.Errorf("SEGMENTS=%d: the %s tier runs as one k6 process: %s", n, t, why)
+	for _, name := range c.Tiers {
+		if t, _ := LookupTier(name); t.OneProcess != "" {
+			return fmt.Errorf("SEGMENTS=%d: the %s tier runs as one k6 process: %s", n, t.Name, t.OneProcess)
 		}
 	}
 	c.Env["SEGMENTS"] = v
@@ -86,13 +78,9 @@ type External struct {
 	Network     string
 }
 
-// externalOnly: what a scenario needs that an external certctl does not give the harness, by tier or
-// scenario; such scenarios are left out of an external run, with this reason.
+// externalUnavailable: what a scenario needs that an external certctl does not give the harness (a
+// tier's is Tier.NotExternal); such scenarios are left out of an external run, with this reason.
 var externalUnavailable = map[string]string{
-	"connector":      "its targets are the harness's own TLS sidecars, not certctl",
-	DeployTier:       "it runs certctl's agents and targets beside the server, on the harness's stack",
-	"limiter":        "it needs certctl's limiter switched on, a server setting the harness cannot change",
-	PKITier:          "it reads the stack's CA and applies fixtures to certctl's database",
 	"bulk_renewal":   "it needs 10K certificates seeded straight into certctl's database",
 	"agent_storm":    "it needs 5K agents seeded straight into certctl's database",
 	"renewal_scan":   "it seeds due certificates into certctl's database",
@@ -104,7 +92,8 @@ func Unavailable(s Scenario) string {
 	if why := externalUnavailable[s.Name]; why != "" {
 		return why
 	}
-	return externalUnavailable[s.Tier]
+	t, _ := LookupTier(s.Tier)
+	return t.NotExternal
 }
 
 // loadTarget reads TARGET: the stack the harness starts, or a certctl that is already running.
