@@ -27,9 +27,11 @@ type Config struct {
 	RunID           string
 	Tiers           []string
 	// Profiles are compose profiles a scenario needs besides its tier's (renewal_scan: the scale seeder).
-	Profiles     []string
-	Scenarios    []Scenario
+	Profiles  []string
+	Scenarios []Scenario
+	// Duration is DURATION as given, in k6's syntax (what k6 receives); Length its value, parsed once.
 	Duration     string
+	Length       time.Duration
 	Offline      bool
 	ResultsDir   string
 	StartTimeout time.Duration
@@ -94,7 +96,7 @@ var k6Passthrough = []string{"MAX_VUS", "PRE_VUS"}
 
 // K6ServiceEnv are the knobs compose's k6 service sets in its own environment (docker-compose.yml;
 // internal/docs holds the two together): k6 gets them from there, not by name from the harness.
-var K6ServiceEnv = []string{"CERTCTL_URL", "CERTCTL_TOKEN", "RUN_ID", "DURATION", "RESULTS_DIR",
+var K6ServiceEnv = []string{"CERTCTL_URL", "CERTCTL_TOKEN", "RUN_ID", "RESULTS_DIR",
 	"LT_TEAM_ID", "LT_OWNER_ID", "LT_POLICY_ID", "LT_ISSUER_ID", "LT_PROFILE_ID"}
 
 // K6Env reports whether a variable of the run's environment goes to the k6 containers by name: any
@@ -324,7 +326,8 @@ func (c *Config) loadFaultProxy(get getter) error {
 // loadTimes reads DURATION and START_TIMEOUT.
 func (c *Config) loadTimes(get getter) error {
 	c.Duration = get("DURATION", KnobDefault("DURATION"))
-	if _, err := ParseDuration("DURATION", c.Duration); err != nil {
+	var err error
+	if c.Length, err = ParseDuration("DURATION", c.Duration); err != nil {
 		return err
 	}
 	st, err := ParseDuration("START_TIMEOUT", get("START_TIMEOUT", KnobDefault("START_TIMEOUT")))
@@ -413,9 +416,7 @@ func (c *Config) loadLoadShape(get getter) error {
 		c.Env["SPOTCHECK_REVOKE_WAYS"] = v
 	}
 	if c.Env["SEED_BULK_CERTS"] == "" && slices.ContainsFunc(c.Scenarios, func(s Scenario) bool { return s.Name == "bulk_renewal" }) {
-		if d, err := ParseDuration("DURATION", c.Duration); err == nil {
-			c.Env["SEED_BULK_CERTS"] = bulkPool(*c, d)
-		}
+		c.Env["SEED_BULK_CERTS"] = bulkPool(*c, c.Length)
 	}
 	if err := c.loadDeployKnobs(get); err != nil {
 		return err

@@ -69,7 +69,7 @@ func (r *Runner) extraK6Dirs() []string {
 // and waits for every one. With SEGMENTS=N each scenario is N containers, each an execution segment of
 // its load, whose records are merged into the scenario's once all have ended.
 func (r *Runner) runScenarios(ctx context.Context, compose Compose, dir string) []results.ScenarioRun {
-	d, _ := ParseDuration("DURATION", r.Cfg.Duration)
+	d := r.Cfg.Length
 	// Bounded in time whatever k6 does: the run, setup, graceful stop and a margin.
 	sctx, cancel := context.WithTimeout(ctx, d+5*time.Minute)
 	defer cancel()

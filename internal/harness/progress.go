@@ -232,7 +232,7 @@ func (r *Runner) showProgress(ctx context.Context, st *k6Runs) (stop func()) {
 	if interval <= 0 {
 		return func() {}
 	}
-	planned, _ := ParseDuration("DURATION", r.Cfg.Duration)
+	planned := r.Cfg.Length
 	if r.Cfg.Spotcheck {
 		planned = 0 // each spot check has its own shape
 	}

@@ -188,7 +188,7 @@ func writeRecord(t *testing.T, dir, name string, ok bool) {
 // testConfig is a run of the named scenarios of the connector tier, results in a temporary directory.
 func testConfig(t *testing.T, scenarios ...string) Config {
 	c := Config{
-		Root: "/repo", RunID: "t1", Tiers: []string{"connector"}, Duration: "1s", ResultsDir: t.TempDir(),
+		Root: "/repo", RunID: "t1", Tiers: []string{"connector"}, Duration: "1s", Length: time.Second, ResultsDir: t.TempDir(),
 		StartTimeout: 5 * time.Second, Project: "certctl-lt-t1", Env: map[string]string{"CERTCTL_TOKEN": "secret"},
 		Secrets: []string{"secret"},
 	}
