@@ -53,7 +53,7 @@ func TestTiersFoundByGlob(t *testing.T) {
 func TestBadInput(t *testing.T) {
 	root := fakeRepo(t, "k6/api/list_certificates.js")
 	for _, c := range []struct{ env, want string }{
-		{"TIER=nope", `TIER="nope": unknown tier "nope"; known tiers: api (or default: api,connector; all: every tier but scale, limiter, deploy, pki, growth and auth)`},
+		{"TIER=nope", `TIER="nope": unknown tier "nope"; known tiers: api (or default: api,connector; all: ` + AllMeaning() + `)`},
 		{"DURATION=5", `DURATION="5" is not a duration`},
 		{"DURATION=0s", `DURATION="0s" is not a duration`},
 		{"DURATION=1m30", `DURATION="1m30" is not a duration`},
