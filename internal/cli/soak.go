@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"certctl-loadtest/internal/harness"
+	"certctl-loadtest/internal/output"
 	"certctl-loadtest/internal/report"
 	"certctl-loadtest/internal/results"
 	"certctl-loadtest/internal/soak"
@@ -74,7 +75,7 @@ func soakCmd(ctx context.Context, e Env) int {
 	}
 	// index.html again, now that it has the soak's files to link.
 	if page, err := report.Index(sum, results.RegularFiles(cfg.RunDir())); err == nil {
-		results.WriteFile(filepath.Join(cfg.RunDir(), "index.html"), []byte(page))
+		output.Text(filepath.Join(cfg.RunDir(), "index.html"), page)
 	}
 	fmt.Fprint(e.Stdout, soak.Text(r))
 	switch {
