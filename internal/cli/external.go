@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"certctl-loadtest/internal/harness"
+	"certctl-loadtest/internal/output"
 	"certctl-loadtest/internal/results"
 )
 
@@ -128,11 +129,7 @@ func collectCmd(e Env, args []string) int {
 		Tiers: tierList, Scenarios: runs, ExitCode: results.Verdict(codes...),
 		Config: map[string]string{"COLLECTED": "records written elsewhere (k6-operator runners or other machines), merged here"},
 	}
-	b, err := json.MarshalIndent(run, "", "  ")
-	if err == nil {
-		err = os.WriteFile(filepath.Join(dir, "run.json"), append(b, '\n'), 0o644)
-	}
-	if err != nil {
+	if err := output.JSON(filepath.Join(dir, "run.json"), run); err != nil {
 		fmt.Fprintf(e.Stderr, "loadtest: collect: %v\n", err)
 		return results.ExitNoResults
 	}

@@ -18,6 +18,7 @@ import (
 
 	"certctl-loadtest/internal/findings"
 	"certctl-loadtest/internal/harness"
+	"certctl-loadtest/internal/output"
 	"certctl-loadtest/internal/results"
 )
 
@@ -152,7 +153,7 @@ func measureCmd(ctx context.Context, e Env, script, dir string, a harness.StackA
 		return results.ExitEnvironment
 	}
 	fmt.Fprint(e.Stdout, string(out))
-	if werr := os.WriteFile(filepath.Join(dir, "measure-"+id+".txt"), out, 0o644); werr != nil {
+	if werr := output.Write(filepath.Join(dir, "measure-"+id+".txt"), out); werr != nil {
 		fmt.Fprintf(e.Stderr, "loadtest: findings --measure %s: cannot keep the table: %v\n", id, werr)
 	}
 	fmt.Fprintf(e.Stderr, "loadtest: findings --measure %s: exit %d after %s\n", id, code, took)
