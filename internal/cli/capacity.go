@@ -11,8 +11,8 @@ import (
 	"strings"
 
 	"certctl-loadtest/internal/capacity"
-	"certctl-loadtest/internal/docs"
 	"certctl-loadtest/internal/harness"
+	"certctl-loadtest/internal/plan"
 	"certctl-loadtest/internal/results"
 )
 
@@ -41,7 +41,7 @@ func capacityCmd(ctx context.Context, e Env) int {
 	if err := k6Ready(ctx, e); err != nil {
 		return fail("%v", err)
 	}
-	rows, err := docs.Inspect(tier, filepath.Join("k6", tier, name+".js"), func(script string) ([]byte, error) {
+	rows, err := plan.Inspect(tier, filepath.Join("k6", tier, name+".js"), func(script string) ([]byte, error) {
 		var out, errb strings.Builder
 		code, err := e.Exec(ctx, k6Cmd(e, []string{"inspect", script}, &out, &errb))
 		if err == nil && code != 0 {

@@ -13,8 +13,8 @@ import (
 	"strings"
 	"time"
 
-	"certctl-loadtest/internal/docs"
 	"certctl-loadtest/internal/harness"
+	"certctl-loadtest/internal/plan"
 	"certctl-loadtest/internal/report"
 	"certctl-loadtest/internal/results"
 	"certctl-loadtest/internal/testbed"
@@ -322,7 +322,7 @@ func runOne(ctx context.Context, e Env, cmd string, cfg harness.Config) int {
 	if cfg.External != nil {
 		// Someone else's server: say what it is about to receive, and for how long, before any of it.
 		if rows, err := planRows(ctx, e, cfg); err == nil {
-			fmt.Fprintf(e.Stderr, "loadtest: TARGET=external: this load goes to %s, %s per scenario:\n%s", cfg.External.URL, cfg.Duration, docs.Plan(rows, false, true))
+			fmt.Fprintf(e.Stderr, "loadtest: TARGET=external: this load goes to %s, %s per scenario:\n%s", cfg.External.URL, cfg.Duration, plan.Text(rows, false, true))
 		} else {
 			fmt.Fprintf(e.Stderr, "loadtest: TARGET=external: this load goes to %s, %s per scenario, at each scenario's rate (k6 inspect failed: %v)\n", cfg.External.URL, cfg.Duration, err)
 		}
@@ -412,7 +412,7 @@ func checkCmd(ctx context.Context, e Env, cfg harness.Config) int {
 		fmt.Fprintf(e.Stdout, "images: k6 %s, postgres %s (IMAGES=%s)\n", images["IMAGE_K6"], images["IMAGE_POSTGRES"], map[bool]string{true: "offline", false: "upstream"}[cfg.Offline])
 	}
 	fmt.Fprintln(e.Stdout)
-	fmt.Fprint(e.Stdout, docs.Plan(rows, len(harness.OneAfterAnother(cfg)) > 1, cfg.External != nil))
+	fmt.Fprint(e.Stdout, plan.Text(rows, len(harness.OneAfterAnother(cfg)) > 1, cfg.External != nil))
 	if cfg.Segments > 1 {
 		fmt.Fprintf(e.Stdout, "each scenario runs as %d k6 processes, an execution segment each (%s …); their records are merged from the pooled samples\n",
 			cfg.Segments, strings.Join(harness.SegmentArgs(0, cfg.Segments), " "))
@@ -446,11 +446,11 @@ func PlanStacks(ctx context.Context, e Env, cmd string) ([]time.Duration, error)
 	if err != nil {
 		return nil, err
 	}
-	return docs.Stacks(rows, len(harness.OneAfterAnother(cfg)) > 1), nil
+	return plan.Stacks(rows, len(harness.OneAfterAnother(cfg)) > 1), nil
 }
 
 // planRows is each selected scenario's load as k6 inspect resolves it with the run's knobs.
-func planRows(ctx context.Context, e Env, cfg harness.Config) ([]docs.Row, error) {
+func planRows(ctx context.Context, e Env, cfg harness.Config) ([]plan.Row, error) {
 	// What the run gives each k6 (k6 inspect reads no system variable unless told).
 	if err := k6Ready(ctx, e); err != nil {
 		return nil, err
@@ -483,9 +483,9 @@ func planRows(ctx context.Context, e Env, cfg harness.Config) ([]docs.Row, error
 		}
 		return []byte(out.String()), err
 	}
-	var rows []docs.Row
+	var rows []plan.Row
 	for _, sc := range cfg.Scenarios {
-		got, err := docs.Inspect(sc.Tier, sc.Path, inspect)
+		got, err := plan.Inspect(sc.Tier, sc.Path, inspect)
 		if err != nil {
 			return nil, err
 		}
