@@ -111,7 +111,7 @@ func Main(ctx context.Context, e Env) int {
 		if len(args) > 0 {
 			return badArgs(e, cmd, "takes no arguments (got %q): its configuration is the environment's, OVERHEAD and OVERHEAD_RUNS with the run's own knobs", strings.Join(args, " "))
 		}
-		return overheadCmd(ctx, e)
+		return overheadCmd(ctx, measure{e, cmd})
 	case "findings":
 		return findingsCmd(ctx, e, args)
 	case "compare":
@@ -125,30 +125,17 @@ func Main(ctx context.Context, e Env) int {
 	case "trend":
 		return trendCmd(ctx, e, args)
 	case "capacity":
-		return measurementCmd(ctx, e, cmd, args, "SCENARIO and the CAPACITY_* knobs", "docs/capacity.md", capacityCmd)
+		return measurement("SCENARIO and the CAPACITY_* knobs", "docs/capacity.md", capacityCmd)(ctx, e, cmd, args)
 	case "growth":
-		return measurementCmd(ctx, e, cmd, args, "GROWTH_SIZES and the run's knobs", "docs/growth.md", growthCmd)
+		return measurement("GROWTH_SIZES and the run's knobs", "docs/growth.md", growthCmd)(ctx, e, cmd, args)
 	case "soak":
-		return measurementCmd(ctx, e, cmd, args, "DURATION, SOAK_WINDOW and the run's knobs", "docs/growth.md", soakCmd)
+		return measurement("DURATION, SOAK_WINDOW and the run's knobs", "docs/growth.md", soakCmd)(ctx, e, cmd, args)
 	case "coldstart":
-		return measurementCmd(ctx, e, cmd, args, "GROWTH_SIZES and the run's knobs", "docs/growth.md", coldstartCmd)
+		return measurement("GROWTH_SIZES and the run's knobs", "docs/growth.md", coldstartCmd)(ctx, e, cmd, args)
 	default:
 		fmt.Fprintf(e.Stderr, "loadtest: unknown command %q%s\n%s", cmd, suggestNear(cmd, commandNames()), shortUsage(""))
 		return results.ExitBadInput
 	}
-}
-
-// measurementCmd runs a measurement of several runs, configured by the environment alone (what in it
-// names), once the environment holds only knobs the harness knows.
-func measurementCmd(ctx context.Context, e Env, cmd string, args []string, what, doc string, fn func(context.Context, Env) int) int {
-	if len(args) > 0 {
-		return badArgs(e, cmd, "takes no arguments (got %q): set %s in the environment; see %s", strings.Join(args, " "), what, doc)
-	}
-	if err := harness.CheckEnvironment(e.Root, e.Environ); err != nil {
-		fmt.Fprintf(e.Stderr, "loadtest: %v\n", err)
-		return results.ExitBadInput
-	}
-	return fn(ctx, e)
 }
 
 // badArgs reports a command's wrong arguments, then its short usage, and exits 2.
@@ -327,11 +314,7 @@ func runOne(ctx context.Context, e Env, cmd string, cfg harness.Config) int {
 			fmt.Fprintf(e.Stderr, "loadtest: TARGET=external: this load goes to %s, %s per scenario, at each scenario's rate (k6 inspect failed: %v)\n", cfg.External.URL, cfg.Duration, err)
 		}
 	}
-	r := &harness.Runner{
-		Cfg: cfg, Exec: e.Exec, Env: append(append([]string(nil), e.Environ...), envList(cfg.Env)...),
-		Stdout: e.Stdout, Stderr: e.Stderr, Now: e.Now, Command: commandLine(cmd, e.Getenv, e.Environ), Settings: harness.InForce(e.Environ),
-		Owner: harness.InvokingUser(e.Getenv, e.Euid, e.Egid), Harness: revision(e), Calibrate: e.Calibrate,
-	}
+	r := e.runner(cmd, cfg)
 	code := r.Run(ctx)
 	// The last line names the run just attempted, so nobody reads an older one's results/latest.
 	meaning, _ := results.ExitMeaning(code)
@@ -341,6 +324,17 @@ func runOne(ctx context.Context, e Env, cmd string, cfg harness.Config) int {
 		fmt.Fprintf(e.Stderr, "loadtest: exit %d (%s): no run directory was created for run %s\n", code, meaning, cfg.RunID)
 	}
 	return code
+}
+
+// runner is the one way a command gets the harness's runner for cfg: the run's environment (e's, the
+// configuration's, then stackEnv), how to repeat it as cmd, the knobs in force, whose its files are,
+// this harness's revision and e's calibration of the machine.
+func (e Env) runner(cmd string, cfg harness.Config, stackEnv ...string) *harness.Runner {
+	return &harness.Runner{
+		Cfg: cfg, Exec: e.Exec, Env: append(append(append([]string(nil), e.Environ...), envList(cfg.Env)...), stackEnv...),
+		Stdout: e.Stdout, Stderr: e.Stderr, Now: e.Now, Command: commandLine(cmd, e.Getenv, e.Environ), Settings: harness.InForce(e.Environ),
+		Owner: harness.InvokingUser(e.Getenv, e.Euid, e.Egid), Harness: revision(e), Calibrate: e.Calibrate,
+	}
 }
 
 // runEach runs each scale scenario as a run of its own, one after another, each on a fresh stack
