@@ -40,102 +40,62 @@ type Env struct {
 }
 
 // Main runs the command and returns its exit code.
-func Main(ctx context.Context, e Env) int {
+func Main(ctx context.Context, e Env) int { return commands().main(ctx, e) }
+
+// main answers help, refuses what is no command, then runs the command e.Args name.
+func (r registry) main(ctx context.Context, e Env) int {
 	if len(e.Args) == 0 {
-		fmt.Fprint(e.Stderr, overview())
+		fmt.Fprint(e.Stderr, r.overview())
 		return results.ExitBadInput
 	}
 	cmd, args := e.Args[0], e.Args[1:]
 	if isHelp(cmd) || cmd == "help" {
 		if len(args) == 0 || (cmd != "help" && slices.ContainsFunc(args, isHelp)) {
-			fmt.Fprint(e.Stdout, overview())
+			fmt.Fprint(e.Stdout, r.overview())
 			return results.ExitOK
 		}
 		name := args[0]
 		if isHelp(name) {
 			name = "help"
 		}
-		c, ok := lookupCommand(name)
+		c, ok := r.lookup(name)
 		if !ok {
-			fmt.Fprintf(e.Stderr, "loadtest: help %q: no such command%s\n%s", args[0], suggestNear(args[0], commandNames()), shortUsage(""))
+			fmt.Fprintf(e.Stderr, "loadtest: help %q: no such command%s\n%s", args[0], suggestNear(args[0], r.names()), shortUsage(""))
 			return results.ExitBadInput
 		}
 		fmt.Fprint(e.Stdout, c.page())
 		return results.ExitOK
 	}
-	if c, ok := lookupCommand(cmd); ok && slices.ContainsFunc(args, isHelp) {
-		fmt.Fprint(e.Stdout, c.page())
-		return results.ExitOK
-	}
-	if e.Root == "" && cmd != "version" {
-		if _, known := lookupCommand(cmd); known {
-			fmt.Fprintf(e.Stderr, "loadtest: %s: not inside the certctl-loadtest repository (no docker-compose.yml and k6/ above the working directory): run it from a clone\n", cmd)
-			return results.ExitBadInput
-		}
-	}
-	switch cmd {
-	case "version":
-		return versionCmd(e)
-	case "run", "check", "spotcheck":
-		if cmd != "spotcheck" {
-			// --segments is the one flag: the rest of the configuration is the environment's.
-			var err error
-			if e, args, err = segmentsFlag(e, args); err != nil {
-				return badArgs(e, cmd, "%v", err)
-			}
-		}
-		if len(args) > 0 {
-			// Configuration comes from the environment only: an argument would be silently ignored.
-			return badArgs(e, cmd, "takes no arguments (got %q): set its configuration in the environment, e.g. TIER=api DURATION=1m; see docs/configuration.md", strings.Join(args, " "))
-		}
-		return runCmd(ctx, e, cmd)
-	case "report":
-		return reportCmd(e, args)
-	case "calibrate":
-		return calibrateCmd(ctx, e, args)
-	case "collect":
-		return collectCmd(e, args)
-	case "k8s":
-		return k8sCmd(ctx, e, args)
-	case "seed-external", "clean-external":
-		if len(args) > 0 {
-			return badArgs(e, cmd, "takes no arguments: TARGET=external's CERTCTL_URL and CERTCTL_API_KEY, and CONFIRM=yes, come from the environment")
-		}
-		if cmd == "seed-external" {
-			return externalScriptCmd(ctx, e, "seed", "creates the harness's base rows (team, owner, profile, renewal policy, issuer; ids LT_*_ID) where they are missing")
-		}
-		return externalScriptCmd(ctx, e, "clean", "archives the certificates and deletes the agents whose id or name starts with lt-, then the base rows seed-external created")
-	case "docs":
-		return docsCmd(ctx, e, args)
-	case "overhead":
-		if len(args) > 0 {
-			return badArgs(e, cmd, "takes no arguments (got %q): its configuration is the environment's, OVERHEAD and OVERHEAD_RUNS with the run's own knobs", strings.Join(args, " "))
-		}
-		return overheadCmd(ctx, measure{e, cmd})
-	case "findings":
-		return findingsCmd(ctx, e, args)
-	case "compare":
-		return compareCmd(e, args)
-	case "gate", "compare-builds":
-		return gateCmd(ctx, e, cmd, args)
-	case "baseline":
-		return baselineCmd(ctx, e, args)
-	case "defects":
-		return defectsCmd(e, args)
-	case "trend":
-		return trendCmd(ctx, e, args)
-	case "capacity":
-		return measurement("SCENARIO and the CAPACITY_* knobs", "docs/capacity.md", capacityCmd)(ctx, e, cmd, args)
-	case "growth":
-		return measurement("GROWTH_SIZES and the run's knobs", "docs/growth.md", growthCmd)(ctx, e, cmd, args)
-	case "soak":
-		return measurement("DURATION, SOAK_WINDOW and the run's knobs", "docs/growth.md", soakCmd)(ctx, e, cmd, args)
-	case "coldstart":
-		return measurement("GROWTH_SIZES and the run's knobs", "docs/growth.md", coldstartCmd)(ctx, e, cmd, args)
-	default:
-		fmt.Fprintf(e.Stderr, "loadtest: unknown command %q%s\n%s", cmd, suggestNear(cmd, commandNames()), shortUsage(""))
+	c, ok := r.lookup(cmd)
+	if !ok {
+		fmt.Fprintf(e.Stderr, "loadtest: unknown command %q%s\n%s", cmd, suggestNear(cmd, r.names()), shortUsage(""))
 		return results.ExitBadInput
 	}
+	if slices.ContainsFunc(args, isHelp) {
+		fmt.Fprint(e.Stdout, c.page())
+		return results.ExitOK
+	}
+	if e.Root == "" && !c.anywhere {
+		fmt.Fprintf(e.Stderr, "loadtest: %s: not inside the certctl-loadtest repository (no docker-compose.yml and k6/ above the working directory): run it from a clone\n", cmd)
+		return results.ExitBadInput
+	}
+	return c.run(ctx, e, cmd, args)
+}
+
+// runArgs is run, check and spotcheck's command line: --segments (not spotcheck's) and nothing else.
+func runArgs(ctx context.Context, e Env, cmd string, args []string) int {
+	if cmd != "spotcheck" {
+		// --segments is the one flag: the rest of the configuration is the environment's.
+		var err error
+		if e, args, err = segmentsFlag(e, args); err != nil {
+			return badArgs(e, cmd, "%v", err)
+		}
+	}
+	if len(args) > 0 {
+		// Configuration comes from the environment only: an argument would be silently ignored.
+		return badArgs(e, cmd, "takes no arguments (got %q): set its configuration in the environment, e.g. TIER=api DURATION=1m; see docs/configuration.md", strings.Join(args, " "))
+	}
+	return runCmd(ctx, e, cmd)
 }
 
 // badArgs reports a command's wrong arguments, then its short usage, and exits 2.

@@ -19,7 +19,7 @@ type measure struct {
 
 // measurement is the run of a measurement configured by the environment alone (what names its knobs,
 // doc where they are told): it refuses arguments, and names the harness does not know, before fn.
-func measurement(what, doc string, fn func(context.Context, measure) int) func(context.Context, Env, string, []string) int {
+func measurement(what, doc string, fn func(context.Context, measure) int) runFunc {
 	return func(ctx context.Context, e Env, cmd string, args []string) int {
 		if len(args) > 0 {
 			return badArgs(e, cmd, "takes no arguments (got %q): set %s in the environment; see %s", strings.Join(args, " "), what, doc)

@@ -19,8 +19,11 @@ import (
 // overheadCmd measures what the run's own instruments cost certctl: the load the environment configures,
 // run with every instrument on and with each configuration of OVERHEAD off, OVERHEAD_RUNS rounds in
 // alternating order, each an ordinary run into results/<RUN_ID>/; then compare per configuration.
-func overheadCmd(ctx context.Context, m measure) int {
-	e := m.Env
+func overheadCmd(ctx context.Context, e Env, cmd string, args []string) int {
+	if len(args) > 0 {
+		return badArgs(e, cmd, "takes no arguments (got %q): its configuration is the environment's, OVERHEAD and OVERHEAD_RUNS with the run's own knobs", strings.Join(args, " "))
+	}
+	m := measure{e, cmd}
 	offs, err := overhead.Parse(m.knob("OVERHEAD"))
 	if err != nil {
 		return m.fail("%v", err)
