@@ -1,22 +1,15 @@
 package capacity
 
 import (
-	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"certctl-loadtest/internal/chart"
+	"certctl-loadtest/internal/output"
 )
-
-func JSON(r Result) ([]byte, error) {
-	b, err := json.MarshalIndent(r, "", "  ")
-	return append(b, '\n'), err
-}
 
 // Curve is the steps by rate, one per rate: the deciding one (a confirmed breach's first run, a
 // cleared breach's repeat).
@@ -116,15 +109,6 @@ func SVG(r Result) string {
 // Write puts capacity.json, capacity.txt and capacity.svg in dir; it is called after every step, so an interrupted
 // search keeps what it measured.
 func Write(dir string, r Result) error {
-	b, err := JSON(r)
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(dir, "capacity.json"), b, 0o644); err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(dir, "capacity.txt"), []byte(Text(r)), 0o644); err != nil {
-		return err
-	}
-	return os.WriteFile(filepath.Join(dir, "capacity.svg"), []byte(SVG(r)), 0o644)
+	return output.Files(dir, output.File{Name: "capacity.json", JSON: r}, output.File{Name: "capacity.txt", Text: Text(r)},
+		output.File{Name: "capacity.svg", Text: SVG(r)})
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"certctl-loadtest/internal/compare"
+	"certctl-loadtest/internal/output"
 	"certctl-loadtest/internal/results"
 )
 
@@ -95,9 +96,8 @@ func baselineCmd(ctx context.Context, e Env, args []string) int {
 		"command": sum.Run.Command, "host": sum.Run.Host, "testbed": sum.Run.Testbed, "certctl": sum.Run.Certctl, "k6": sum.Run.K6Version,
 		"samples": *name + ".raw/", "samples_of": kept,
 	}
-	out, _ := json.MarshalIndent(doc, "", "  ")
 	file := filepath.Join(dest, *name+".json")
-	if err := os.WriteFile(file, append(out, '\n'), 0o644); err != nil {
+	if err := output.JSON(file, doc); err != nil {
 		fmt.Fprintf(e.Stderr, "loadtest: baseline: %v\n", err)
 		return results.ExitEnvironment
 	}

@@ -3,13 +3,13 @@ package cli
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
 	"time"
 
 	"certctl-loadtest/internal/harness"
+	"certctl-loadtest/internal/output"
 	"certctl-loadtest/internal/results"
 )
 
@@ -31,8 +31,8 @@ func calibrateCmd(ctx context.Context, e Env, args []string) int {
 		return results.ExitInterrupted
 	}
 	if asJSON {
-		b, _ := json.MarshalIndent(c, "", "  ")
-		fmt.Fprintf(e.Stdout, "%s\n", b)
+		b, _ := output.Marshal(c)
+		e.Stdout.Write(b)
 		return results.ExitOK
 	}
 	fmt.Fprintf(e.Stdout, "testbed: %s\nfsync measured in %s; calibrated in %.1f s\n", c, c.FsyncDir, c.DurationS)

@@ -11,37 +11,28 @@ import (
 	"strings"
 
 	"certctl-loadtest/internal/capacity"
-	"certctl-loadtest/internal/docs"
 	"certctl-loadtest/internal/harness"
+	"certctl-loadtest/internal/plan"
 	"certctl-loadtest/internal/results"
 )
 
 // capacityCmd searches for one scenario's knee: each step an ordinary run at one rate, into
 // results/<RUN_ID>/ beside capacity.json, capacity.txt and capacity.svg.
-func capacityCmd(ctx context.Context, e Env) int {
-	fail := func(format string, a ...any) int {
-		fmt.Fprintf(e.Stderr, "loadtest: capacity: "+format+"\n", a...)
-		return results.ExitBadInput
-	}
-	get := func(k string) string {
-		if v := e.Getenv(k); v != "" {
-			return v
-		}
-		return harness.KnobDefault(k)
-	}
+func capacityCmd(ctx context.Context, m measure) int {
+	e := m.Env
 	name := e.Getenv("SCENARIO")
 	if name == "" {
-		return fail("set SCENARIO to one arrival-rate scenario, e.g. SCENARIO=list_certificates (the files of k6/<tier>/)")
+		return m.fail("set SCENARIO to one arrival-rate scenario, e.g. SCENARIO=list_certificates (the files of k6/<tier>/)")
 	}
 	scripts, _ := filepath.Glob(filepath.Join(e.Root, "k6", "*", name+".js"))
 	if len(scripts) != 1 || strings.Contains(scripts[0], "/spotcheck/") || strings.Contains(scripts[0], "/test/") {
-		return fail("SCENARIO=%s: no such scenario (the files of k6/<tier>/, e.g. list_certificates)", name)
+		return m.fail("SCENARIO=%s: no such scenario (the files of k6/<tier>/, e.g. list_certificates)", name)
 	}
 	tier := filepath.Base(filepath.Dir(scripts[0]))
 	if err := k6Ready(ctx, e); err != nil {
-		return fail("%v", err)
+		return m.fail("%v", err)
 	}
-	rows, err := docs.Inspect(tier, filepath.Join("k6", tier, name+".js"), func(script string) ([]byte, error) {
+	rows, err := plan.Inspect(tier, filepath.Join("k6", tier, name+".js"), func(script string) ([]byte, error) {
 		var out, errb strings.Builder
 		code, err := e.Exec(ctx, k6Cmd(e, []string{"inspect", script}, &out, &errb))
 		if err == nil && code != 0 {
@@ -50,10 +41,10 @@ func capacityCmd(ctx context.Context, e Env) int {
 		return []byte(out.String()), err
 	})
 	if err != nil {
-		return fail("%v", err)
+		return m.fail("%v", err)
 	}
 	if len(rows) != 1 || !strings.HasSuffix(rows[0].Executor, "arrival-rate") {
-		return fail("SCENARIO=%s runs a fixed number of VUs, not an arrival rate: it has no rate to search", name)
+		return m.fail("SCENARIO=%s runs a fixed number of VUs, not an arrival rate: it has no rate to search", name)
 	}
 	unit := "s"
 	if strings.HasPrefix(rows[0].TimeUnit, "1m") || rows[0].TimeUnit == "60s" {
@@ -70,8 +61,8 @@ func capacityCmd(ctx context.Context, e Env) int {
 		}
 		return f, nil
 	}
-	factor, _ := strconv.ParseFloat(get("CAPACITY_FACTOR"), 64)
-	precision, _ := strconv.ParseFloat(get("CAPACITY_PRECISION"), 64)
+	factor, _ := strconv.ParseFloat(m.knob("CAPACITY_FACTOR"), 64)
+	precision, _ := strconv.ParseFloat(m.knob("CAPACITY_PRECISION"), 64)
 	s := capacity.Search{Scenario: name, Unit: unit, Factor: factor, Precision: precision}
 	for _, k := range []struct {
 		name string
@@ -84,16 +75,16 @@ func capacityCmd(ctx context.Context, e Env) int {
 		{"CAPACITY_PRECISION", &s.Precision, precision, func(f float64) bool { return f > 0 && f < 1 }},
 	} {
 		if *k.dst, err = num(k.name, k.def, k.ok); err != nil {
-			return fail("%v", err)
+			return m.fail("%v", err)
 		}
 	}
 	if s.Max, err = num("CAPACITY_MAX", 32*s.Start, func(f float64) bool { return f >= s.Start && f == float64(int(f)) }); err != nil {
-		return fail("%v", err)
+		return m.fail("%v", err)
 	}
-	step := get("CAPACITY_STEP")
+	step := m.knob("CAPACITY_STEP")
 	d, err := harness.ParseDuration("CAPACITY_STEP", step)
 	if err != nil {
-		return fail("%v", err)
+		return m.fail("%v", err)
 	}
 	s.StepS = d.Seconds()
 
@@ -107,7 +98,7 @@ func capacityCmd(ctx context.Context, e Env) int {
 	}
 	dir, err := measurementDir(e, base)
 	if err != nil {
-		return fail("%v", err)
+		return m.fail("%v", err)
 	}
 	rateVar := "RATE_" + strings.ToUpper(name)
 	configure := func(rate float64, attempt int) (harness.Config, Env, error) {
@@ -127,16 +118,15 @@ func capacityCmd(ctx context.Context, e Env) int {
 	}
 	// Every step's configuration is the first's but for its rate: a bad knob fails before any load.
 	if _, _, err := configure(s.Start, 1); err != nil {
-		return fail("%v", err)
+		return m.fail("%v", err)
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		fmt.Fprintf(e.Stderr, "loadtest: capacity: %v\n", err)
+	if !m.makeDir(dir) {
 		return results.ExitEnvironment
 	}
 	var res capacity.Result
 	save := func() {
 		if err := capacity.Write(dir, res); err != nil {
-			fmt.Fprintf(e.Stderr, "loadtest: capacity: writing %s: %v\n", dir, err)
+			m.say("writing %s: %v", dir, err)
 		}
 	}
 	s.Log = func(format string, a ...any) { fmt.Fprintf(e.Stderr, "loadtest: "+format+"\n", a...) }
@@ -145,7 +135,7 @@ func capacityCmd(ctx context.Context, e Env) int {
 		if err != nil {
 			return capacity.Step{Rate: rate, Attempt: attempt, Problem: err.Error()}, err
 		}
-		fmt.Fprintf(e.Stderr, "loadtest: capacity: %s at %g/%s for %s (%s)\n", name, rate, unit, step, c.RunID)
+		m.say("%s at %g/%s for %s (%s)", name, rate, unit, step, c.RunID)
 		start := e.Now()
 		// Each step's summary is in its directory; the search prints the curve.
 		env.Stdout = io.Discard
@@ -165,7 +155,7 @@ func capacityCmd(ctx context.Context, e Env) int {
 		}
 		return st, nil
 	}
-	fmt.Fprintf(e.Stderr, "loadtest: capacity: %s from %g/%s, ×%g until a confirmed breach (at most %g), then bisection to %.0f %%; %s a step; results in %s\n", name, s.Start, unit, s.Factor, s.Max, s.Precision*100, step, dir)
+	m.say("%s from %g/%s, ×%g until a confirmed breach (at most %g), then bisection to %.0f %%; %s a step; results in %s", name, s.Start, unit, s.Factor, s.Max, s.Precision*100, step, dir)
 	res, err = s.Run(ctx, e.Now)
 	save()
 	fmt.Fprint(e.Stdout, capacity.Text(res))
@@ -173,7 +163,7 @@ func capacityCmd(ctx context.Context, e Env) int {
 	case ctx.Err() != nil:
 		return results.ExitInterrupted
 	case err != nil:
-		fmt.Fprintf(e.Stderr, "loadtest: capacity: a step gave no verdict, so the search stopped: %v\n", err)
+		m.say("a step gave no verdict, so the search stopped: %v", err)
 		return results.ExitNoResults
 	case res.Knee == 0:
 		return results.ExitThresholds

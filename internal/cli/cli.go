@@ -13,8 +13,8 @@ import (
 	"strings"
 	"time"
 
-	"certctl-loadtest/internal/docs"
 	"certctl-loadtest/internal/harness"
+	"certctl-loadtest/internal/plan"
 	"certctl-loadtest/internal/report"
 	"certctl-loadtest/internal/results"
 	"certctl-loadtest/internal/testbed"
@@ -40,115 +40,62 @@ type Env struct {
 }
 
 // Main runs the command and returns its exit code.
-func Main(ctx context.Context, e Env) int {
+func Main(ctx context.Context, e Env) int { return commands().main(ctx, e) }
+
+// main answers help, refuses what is no command, then runs the command e.Args name.
+func (r registry) main(ctx context.Context, e Env) int {
 	if len(e.Args) == 0 {
-		fmt.Fprint(e.Stderr, overview())
+		fmt.Fprint(e.Stderr, r.overview())
 		return results.ExitBadInput
 	}
 	cmd, args := e.Args[0], e.Args[1:]
 	if isHelp(cmd) || cmd == "help" {
 		if len(args) == 0 || (cmd != "help" && slices.ContainsFunc(args, isHelp)) {
-			fmt.Fprint(e.Stdout, overview())
+			fmt.Fprint(e.Stdout, r.overview())
 			return results.ExitOK
 		}
 		name := args[0]
 		if isHelp(name) {
 			name = "help"
 		}
-		c, ok := lookupCommand(name)
+		c, ok := r.lookup(name)
 		if !ok {
-			fmt.Fprintf(e.Stderr, "loadtest: help %q: no such command%s\n%s", args[0], suggestNear(args[0], commandNames()), shortUsage(""))
+			fmt.Fprintf(e.Stderr, "loadtest: help %q: no such command%s\n%s", args[0], suggestNear(args[0], r.names()), shortUsage(""))
 			return results.ExitBadInput
 		}
 		fmt.Fprint(e.Stdout, c.page())
 		return results.ExitOK
 	}
-	if c, ok := lookupCommand(cmd); ok && slices.ContainsFunc(args, isHelp) {
-		fmt.Fprint(e.Stdout, c.page())
-		return results.ExitOK
-	}
-	if e.Root == "" && cmd != "version" {
-		if _, known := lookupCommand(cmd); known {
-			fmt.Fprintf(e.Stderr, "loadtest: %s: not inside the certctl-loadtest repository (no docker-compose.yml and k6/ above the working directory): run it from a clone\n", cmd)
-			return results.ExitBadInput
-		}
-	}
-	switch cmd {
-	case "version":
-		return versionCmd(e)
-	case "run", "check", "spotcheck":
-		if cmd != "spotcheck" {
-			// --segments is the one flag: the rest of the configuration is the environment's.
-			var err error
-			if e, args, err = segmentsFlag(e, args); err != nil {
-				return badArgs(e, cmd, "%v", err)
-			}
-		}
-		if len(args) > 0 {
-			// Configuration comes from the environment only: an argument would be silently ignored.
-			return badArgs(e, cmd, "takes no arguments (got %q): set its configuration in the environment, e.g. TIER=api DURATION=1m; see docs/configuration.md", strings.Join(args, " "))
-		}
-		return runCmd(ctx, e, cmd)
-	case "report":
-		return reportCmd(e, args)
-	case "calibrate":
-		return calibrateCmd(ctx, e, args)
-	case "collect":
-		return collectCmd(e, args)
-	case "k8s":
-		return k8sCmd(ctx, e, args)
-	case "seed-external", "clean-external":
-		if len(args) > 0 {
-			return badArgs(e, cmd, "takes no arguments: TARGET=external's CERTCTL_URL and CERTCTL_API_KEY, and CONFIRM=yes, come from the environment")
-		}
-		if cmd == "seed-external" {
-			return externalScriptCmd(ctx, e, "seed", "creates the harness's base rows (team, owner, profile, renewal policy, issuer; ids LT_*_ID) where they are missing")
-		}
-		return externalScriptCmd(ctx, e, "clean", "archives the certificates and deletes the agents whose id or name starts with lt-, then the base rows seed-external created")
-	case "docs":
-		return docsCmd(ctx, e, args)
-	case "overhead":
-		if len(args) > 0 {
-			return badArgs(e, cmd, "takes no arguments (got %q): its configuration is the environment's, OVERHEAD and OVERHEAD_RUNS with the run's own knobs", strings.Join(args, " "))
-		}
-		return overheadCmd(ctx, e)
-	case "findings":
-		return findingsCmd(ctx, e, args)
-	case "compare":
-		return compareCmd(e, args)
-	case "gate", "compare-builds":
-		return gateCmd(ctx, e, cmd, args)
-	case "baseline":
-		return baselineCmd(ctx, e, args)
-	case "defects":
-		return defectsCmd(e, args)
-	case "trend":
-		return trendCmd(ctx, e, args)
-	case "capacity":
-		return measurementCmd(ctx, e, cmd, args, "SCENARIO and the CAPACITY_* knobs", "docs/capacity.md", capacityCmd)
-	case "growth":
-		return measurementCmd(ctx, e, cmd, args, "GROWTH_SIZES and the run's knobs", "docs/growth.md", growthCmd)
-	case "soak":
-		return measurementCmd(ctx, e, cmd, args, "DURATION, SOAK_WINDOW and the run's knobs", "docs/growth.md", soakCmd)
-	case "coldstart":
-		return measurementCmd(ctx, e, cmd, args, "GROWTH_SIZES and the run's knobs", "docs/growth.md", coldstartCmd)
-	default:
-		fmt.Fprintf(e.Stderr, "loadtest: unknown command %q%s\n%s", cmd, suggestNear(cmd, commandNames()), shortUsage(""))
+	c, ok := r.lookup(cmd)
+	if !ok {
+		fmt.Fprintf(e.Stderr, "loadtest: unknown command %q%s\n%s", cmd, suggestNear(cmd, r.names()), shortUsage(""))
 		return results.ExitBadInput
 	}
+	if slices.ContainsFunc(args, isHelp) {
+		fmt.Fprint(e.Stdout, c.page())
+		return results.ExitOK
+	}
+	if e.Root == "" && !c.anywhere {
+		fmt.Fprintf(e.Stderr, "loadtest: %s: not inside the certctl-loadtest repository (no docker-compose.yml and k6/ above the working directory): run it from a clone\n", cmd)
+		return results.ExitBadInput
+	}
+	return c.run(ctx, e, cmd, args)
 }
 
-// measurementCmd runs a measurement of several runs, configured by the environment alone (what in it
-// names), once the environment holds only knobs the harness knows.
-func measurementCmd(ctx context.Context, e Env, cmd string, args []string, what, doc string, fn func(context.Context, Env) int) int {
+// runArgs is run, check and spotcheck's command line: --segments (not spotcheck's) and nothing else.
+func runArgs(ctx context.Context, e Env, cmd string, args []string) int {
+	if cmd != "spotcheck" {
+		// --segments is the one flag: the rest of the configuration is the environment's.
+		var err error
+		if e, args, err = segmentsFlag(e, args); err != nil {
+			return badArgs(e, cmd, "%v", err)
+		}
+	}
 	if len(args) > 0 {
-		return badArgs(e, cmd, "takes no arguments (got %q): set %s in the environment; see %s", strings.Join(args, " "), what, doc)
+		// Configuration comes from the environment only: an argument would be silently ignored.
+		return badArgs(e, cmd, "takes no arguments (got %q): set its configuration in the environment, e.g. TIER=api DURATION=1m; see docs/configuration.md", strings.Join(args, " "))
 	}
-	if err := harness.CheckEnvironment(e.Root, e.Environ); err != nil {
-		fmt.Fprintf(e.Stderr, "loadtest: %v\n", err)
-		return results.ExitBadInput
-	}
-	return fn(ctx, e)
+	return runCmd(ctx, e, cmd)
 }
 
 // badArgs reports a command's wrong arguments, then its short usage, and exits 2.
@@ -322,16 +269,12 @@ func runOne(ctx context.Context, e Env, cmd string, cfg harness.Config) int {
 	if cfg.External != nil {
 		// Someone else's server: say what it is about to receive, and for how long, before any of it.
 		if rows, err := planRows(ctx, e, cfg); err == nil {
-			fmt.Fprintf(e.Stderr, "loadtest: TARGET=external: this load goes to %s, %s per scenario:\n%s", cfg.External.URL, cfg.Duration, docs.Plan(rows, false, true))
+			fmt.Fprintf(e.Stderr, "loadtest: TARGET=external: this load goes to %s, %s per scenario:\n%s", cfg.External.URL, cfg.Duration, plan.Text(rows, false, true))
 		} else {
 			fmt.Fprintf(e.Stderr, "loadtest: TARGET=external: this load goes to %s, %s per scenario, at each scenario's rate (k6 inspect failed: %v)\n", cfg.External.URL, cfg.Duration, err)
 		}
 	}
-	r := &harness.Runner{
-		Cfg: cfg, Exec: e.Exec, Env: append(append([]string(nil), e.Environ...), envList(cfg.Env)...),
-		Stdout: e.Stdout, Stderr: e.Stderr, Now: e.Now, Command: commandLine(cmd, e.Getenv, e.Environ), Settings: harness.InForce(e.Environ),
-		Owner: harness.InvokingUser(e.Getenv, e.Euid, e.Egid), Harness: revision(e), Calibrate: e.Calibrate,
-	}
+	r := e.runner(cmd, cfg)
 	code := r.Run(ctx)
 	// The last line names the run just attempted, so nobody reads an older one's results/latest.
 	meaning, _ := results.ExitMeaning(code)
@@ -341,6 +284,17 @@ func runOne(ctx context.Context, e Env, cmd string, cfg harness.Config) int {
 		fmt.Fprintf(e.Stderr, "loadtest: exit %d (%s): no run directory was created for run %s\n", code, meaning, cfg.RunID)
 	}
 	return code
+}
+
+// runner is the one way a command gets the harness's runner for cfg: the run's environment (e's, the
+// configuration's, then stackEnv), how to repeat it as cmd, the knobs in force, whose its files are,
+// this harness's revision and e's calibration of the machine.
+func (e Env) runner(cmd string, cfg harness.Config, stackEnv ...string) *harness.Runner {
+	return &harness.Runner{
+		Cfg: cfg, Exec: e.Exec, Env: append(append(append([]string(nil), e.Environ...), envList(cfg.Env)...), stackEnv...),
+		Stdout: e.Stdout, Stderr: e.Stderr, Now: e.Now, Command: commandLine(cmd, e.Getenv, e.Environ), Settings: harness.InForce(e.Environ),
+		Owner: harness.InvokingUser(e.Getenv, e.Euid, e.Egid), Harness: revision(e), Calibrate: e.Calibrate,
+	}
 }
 
 // runEach runs each scale scenario as a run of its own, one after another, each on a fresh stack
@@ -412,7 +366,7 @@ func checkCmd(ctx context.Context, e Env, cfg harness.Config) int {
 		fmt.Fprintf(e.Stdout, "images: k6 %s, postgres %s (IMAGES=%s)\n", images["IMAGE_K6"], images["IMAGE_POSTGRES"], map[bool]string{true: "offline", false: "upstream"}[cfg.Offline])
 	}
 	fmt.Fprintln(e.Stdout)
-	fmt.Fprint(e.Stdout, docs.Plan(rows, len(harness.OneAfterAnother(cfg)) > 1, cfg.External != nil))
+	fmt.Fprint(e.Stdout, plan.Text(rows, len(harness.OneAfterAnother(cfg)) > 1, cfg.External != nil))
 	if cfg.Segments > 1 {
 		fmt.Fprintf(e.Stdout, "each scenario runs as %d k6 processes, an execution segment each (%s …); their records are merged from the pooled samples\n",
 			cfg.Segments, strings.Join(harness.SegmentArgs(0, cfg.Segments), " "))
@@ -446,11 +400,11 @@ func PlanStacks(ctx context.Context, e Env, cmd string) ([]time.Duration, error)
 	if err != nil {
 		return nil, err
 	}
-	return docs.Stacks(rows, len(harness.OneAfterAnother(cfg)) > 1), nil
+	return plan.Stacks(rows, len(harness.OneAfterAnother(cfg)) > 1), nil
 }
 
 // planRows is each selected scenario's load as k6 inspect resolves it with the run's knobs.
-func planRows(ctx context.Context, e Env, cfg harness.Config) ([]docs.Row, error) {
+func planRows(ctx context.Context, e Env, cfg harness.Config) ([]plan.Row, error) {
 	// What the run gives each k6 (k6 inspect reads no system variable unless told).
 	if err := k6Ready(ctx, e); err != nil {
 		return nil, err
@@ -483,9 +437,9 @@ func planRows(ctx context.Context, e Env, cfg harness.Config) ([]docs.Row, error
 		}
 		return []byte(out.String()), err
 	}
-	var rows []docs.Row
+	var rows []plan.Row
 	for _, sc := range cfg.Scenarios {
-		got, err := docs.Inspect(sc.Tier, sc.Path, inspect)
+		got, err := plan.Inspect(sc.Tier, sc.Path, inspect)
 		if err != nil {
 			return nil, err
 		}

@@ -336,7 +336,7 @@ func TestHelpAndVersion(t *testing.T) {
 			t.Errorf("%v: exit %d, ran %v, stdout %.80q", args, o.code, o.calls, o.stdout)
 		}
 	}
-	for _, c := range commands {
+	for _, c := range commands() {
 		for _, args := range [][]string{{"help", c.name}, {c.name, "--help"}, {c.name, "-h"}} {
 			o := mainWith(t, args, nil, nil)
 			if o.code != 0 || o.stdout != c.page() || len(o.calls) > 0 {
@@ -365,8 +365,8 @@ func TestHelpAndVersion(t *testing.T) {
 
 // The rendered help, pinned: testdata/help/<command>.txt (UPDATE_GOLDEN=1 go test ./internal/cli rewrites them).
 func TestHelpGolden(t *testing.T) {
-	pages := map[string]string{"overview": overview()}
-	for _, c := range commands {
+	pages := map[string]string{"overview": commands().overview()}
+	for _, c := range commands() {
 		pages[c.name] = c.page()
 	}
 	for name, got := range pages {

@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -21,14 +20,11 @@ const coldRate = 10
 // stack seeded with SEED_INVENTORY certificates: stopped and started (to healthy, then the first hundred
 // listings against a hundred warm), then restarted under a steady listing load. Results in
 // results/<RUN_ID>/: coldstart.json, coldstart.txt and each size's stack logs.
-func coldstartCmd(ctx context.Context, e Env) int {
-	fail := func(format string, a ...any) int {
-		fmt.Fprintf(e.Stderr, "loadtest: coldstart: "+format+"\n", a...)
-		return results.ExitBadInput
-	}
+func coldstartCmd(ctx context.Context, m measure) int {
+	e := m.Env
 	sizes, spec, base, dir, err := sweepOf(e, "coldstart")
 	if err != nil {
-		return fail("%v", err)
+		return m.fail("%v", err)
 	}
 	configure := func(size float64) (harness.Config, Env, error) {
 		o := map[string]string{"TIER": "api", "SCENARIOS": "", "SEGMENTS": "1", "RESULTS_DIR": dir,
@@ -38,18 +34,17 @@ func coldstartCmd(ctx context.Context, e Env) int {
 	for _, s := range sizes {
 		c, _, err := configure(s)
 		if err != nil {
-			return fail("%v", err)
+			return m.fail("%v", err)
 		}
 		if c.External != nil {
-			return fail("TARGET=external: a cold start stops and starts certctl, which only the harness's own stack allows")
+			return m.fail("TARGET=external: a cold start stops and starts certctl, which only the harness's own stack allows")
 		}
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		fmt.Fprintf(e.Stderr, "loadtest: coldstart: %v\n", err)
+	if !m.makeDir(dir) {
 		return results.ExitEnvironment
 	}
 	res := coldstart.Result{Schema: coldstart.Schema}
-	fmt.Fprintf(e.Stderr, "loadtest: coldstart: certctl restarted at each of %s certificates, a fresh stack and seed each; results in %s\n", spec, dir)
+	m.say("certctl restarted at each of %s certificates, a fresh stack and seed each; results in %s", spec, dir)
 	code := results.ExitOK
 	for _, size := range sizes {
 		cfg, env, _ := configure(size)
@@ -57,17 +52,13 @@ func coldstartCmd(ctx context.Context, e Env) int {
 		if cfg.Dist != "" {
 			res.Build = filepath.Base(cfg.Dist)
 		}
-		fmt.Fprintf(e.Stderr, "loadtest: coldstart: %s certificates (%s)\n", growth.SizeText(size), cfg.RunID)
-		r := &harness.Runner{
-			Cfg: cfg, Exec: env.Exec, Env: append(append([]string(nil), env.Environ...), envList(cfg.Env)...),
-			Stdout: e.Stdout, Stderr: e.Stderr, Now: e.Now, Command: commandLine("coldstart", env.Getenv, env.Environ),
-			Owner: harness.InvokingUser(e.Getenv, e.Euid, e.Egid), Harness: revision(e),
-		}
+		m.say("%s certificates (%s)", growth.SizeText(size), cfg.RunID)
+		r := env.runner("coldstart", cfg)
 		st := coldstart.Size{Size: size, RunDir: cfg.RunID}
 		rc := r.WithStack(ctx, func(ctx context.Context, _ string, a harness.StackAccess) int {
 			t := coldstart.Target{URL: a.URL, Key: a.Key, CAFile: a.CAFile, ConnectTo: a.ConnectTo}
 			st = coldstart.Measure(ctx, t, a.Compose, coldstart.Config{Server: "certctl-server", StartTimeout: cfg.StartTimeout, LoadRate: coldRate},
-				func(f string, a ...any) { fmt.Fprintf(e.Stderr, "loadtest: coldstart: "+f+"\n", a...) })
+				func(f string, a ...any) { m.say(f, a...) })
 			st.Size, st.RunDir = size, cfg.RunID
 			if st.Problem != "" {
 				return results.ExitStackFault
@@ -82,7 +73,7 @@ func coldstartCmd(ctx context.Context, e Env) int {
 		}
 		res.Sizes = append(res.Sizes, st)
 		if err := coldstart.Write(dir, res); err != nil {
-			fmt.Fprintf(e.Stderr, "loadtest: coldstart: writing %s: %v\n", dir, err)
+			m.say("writing %s: %v", dir, err)
 			return results.ExitEnvironment
 		}
 		if ctx.Err() != nil {

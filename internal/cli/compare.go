@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -11,6 +10,7 @@ import (
 
 	"certctl-loadtest/internal/capacity"
 	"certctl-loadtest/internal/compare"
+	"certctl-loadtest/internal/output"
 	"certctl-loadtest/internal/results"
 )
 
@@ -46,7 +46,7 @@ func compareCmd(e Env, args []string) int {
 		return results.ExitBadInput
 	}
 	render := map[string]func(compare.Result) string{"text": compare.Text, "markdown": compare.Markdown, "json": func(r compare.Result) string {
-		b, _ := compare.JSON(r)
+		b, _ := output.Marshal(r)
 		return string(b)
 	}}[*format]
 	if render == nil {
@@ -130,16 +130,7 @@ func writeComparison(dir string, r compare.Result) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	b, err := compare.JSON(r)
-	if err != nil {
-		return err
-	}
-	for name, body := range map[string]string{"compare.json": string(b), "compare.txt": compare.Text(r), "compare.md": compare.Markdown(r)} {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
-			return err
-		}
-	}
-	return nil
+	return compare.Write(dir, r)
 }
 
 // compareKnees compares two capacity searches (make capacity: a directory with capacity.json each side,
@@ -168,15 +159,11 @@ func compareKnees(e Env, pos []string, format string, tolerance float64, out str
 		fmt.Fprintf(e.Stderr, "loadtest: compare: %v\n", err)
 		return results.ExitBadInput, true
 	}
-	b, _ := json.MarshalIndent(c, "", "  ")
+	b, _ := output.Marshal(c)
 	text := c.Text + "\n"
 	if out != "" {
 		if err := os.MkdirAll(out, 0o755); err == nil {
-			for name, body := range map[string]string{"knees.json": string(b) + "\n", "knees.txt": text, "knees.md": capacity.KneeMarkdown(c)} {
-				if err = os.WriteFile(filepath.Join(out, name), []byte(body), 0o644); err != nil {
-					break
-				}
-			}
+			err = output.Files(out, output.File{Name: "knees.json", Text: string(b)}, output.File{Name: "knees.txt", Text: text}, output.File{Name: "knees.md", Text: capacity.KneeMarkdown(c)})
 		}
 		if err != nil {
 			fmt.Fprintf(e.Stderr, "loadtest: compare: %v\n", err)
@@ -187,7 +174,7 @@ func compareKnees(e Env, pos []string, format string, tolerance float64, out str
 	case "markdown":
 		fmt.Fprint(e.Stdout, capacity.KneeMarkdown(c))
 	case "json":
-		fmt.Fprintln(e.Stdout, string(b))
+		fmt.Fprint(e.Stdout, string(b))
 	default:
 		fmt.Fprint(e.Stdout, text)
 	}

@@ -10,8 +10,20 @@ import (
 	"strings"
 
 	"certctl-loadtest/internal/harness"
+	"certctl-loadtest/internal/output"
 	"certctl-loadtest/internal/results"
 )
+
+// externalCmd is seed-external and clean-external: TARGET=external's base rows, created or removed.
+func externalCmd(ctx context.Context, e Env, cmd string, args []string) int {
+	if len(args) > 0 {
+		return badArgs(e, cmd, "takes no arguments: TARGET=external's CERTCTL_URL and CERTCTL_API_KEY, and CONFIRM=yes, come from the environment")
+	}
+	if cmd == "seed-external" {
+		return externalScriptCmd(ctx, e, "seed", "creates the harness's base rows (team, owner, profile, renewal policy, issuer; ids LT_*_ID) where they are missing")
+	}
+	return externalScriptCmd(ctx, e, "clean", "archives the certificates and deletes the agents whose id or name starts with lt-, then the base rows seed-external created")
+}
 
 // externalScriptCmd runs k6/external/<script>.js (seed or clean) against the certctl TARGET=external
 // names, once the operator has confirmed it: both write to a server that is not the harness's.
@@ -128,11 +140,7 @@ func collectCmd(e Env, args []string) int {
 		Tiers: tierList, Scenarios: runs, ExitCode: results.Verdict(codes...),
 		Config: map[string]string{"COLLECTED": "records written elsewhere (k6-operator runners or other machines), merged here"},
 	}
-	b, err := json.MarshalIndent(run, "", "  ")
-	if err == nil {
-		err = os.WriteFile(filepath.Join(dir, "run.json"), append(b, '\n'), 0o644)
-	}
-	if err != nil {
+	if err := output.JSON(filepath.Join(dir, "run.json"), run); err != nil {
 		fmt.Fprintf(e.Stderr, "loadtest: collect: %v\n", err)
 		return results.ExitNoResults
 	}

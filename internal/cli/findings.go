@@ -18,6 +18,7 @@ import (
 
 	"certctl-loadtest/internal/findings"
 	"certctl-loadtest/internal/harness"
+	"certctl-loadtest/internal/output"
 	"certctl-loadtest/internal/results"
 )
 
@@ -25,6 +26,7 @@ import (
 // the stack's certctl (or TARGET=external's) and prints their table; --issue ID prints one entry as an
 // issue body for certctl and runs nothing.
 func findingsCmd(ctx context.Context, e Env, args []string) int {
+	m := measure{e, "findings"}
 	flags := flag.NewFlagSet("findings", flag.ContinueOnError)
 	flags.SetOutput(io.Discard)
 	issue := flags.String("issue", "", "")
@@ -38,12 +40,11 @@ func findingsCmd(ctx context.Context, e Env, args []string) int {
 		return badArgs(e, "findings", "takes no arguments but its flags (got %q)", strings.Join(pos, " "))
 	}
 	if (*measure != "" && (*issue != "" || *only != "")) || (*issue != "" && *only != "") {
-		fmt.Fprintln(e.Stderr, "loadtest: findings: --only, --issue and --measure each ask for something else: give one")
-		return results.ExitBadInput
+		return m.fail("--only, --issue and --measure each ask for something else: give one")
 	}
 	cat, err := findings.Load()
 	if err != nil {
-		fmt.Fprintf(e.Stderr, "loadtest: findings: %v\n", err)
+		m.say("%v", err)
 		return results.ExitEnvironment
 	}
 	if *issue != "" {
@@ -75,7 +76,7 @@ func findingsCmd(ctx context.Context, e Env, args []string) int {
 	}
 	for _, tool := range []string{"bash", "curl", "jq", "openssl", "psql"} {
 		if _, err := exec.LookPath(tool); err != nil {
-			fmt.Fprintf(e.Stderr, "loadtest: findings: the reproductions need %s on this machine (make deps installs it)\n", tool)
+			m.say("the reproductions need %s on this machine (make deps installs it)", tool)
 			return results.ExitEnvironment
 		}
 	}
@@ -85,8 +86,7 @@ func findingsCmd(ctx context.Context, e Env, args []string) int {
 	}
 	cfg, e2, err := overridden(e, over, "TIER", "SCENARIOS", "SEGMENTS", "LOADTEST_GOAL", "RUN_ID")
 	if err != nil {
-		fmt.Fprintf(e.Stderr, "loadtest: findings: %v\n", err)
-		return results.ExitBadInput
+		return m.fail("%v", err)
 	}
 	// The relay that lets the host reach certctl and its database (docker-compose.yml: stack-relay).
 	cfg.Profiles = append(cfg.Profiles, "findings")
@@ -98,7 +98,7 @@ func findingsCmd(ctx context.Context, e Env, args []string) int {
 	// renewal scan within their minute (renewal-scan-window, at certctl's shortest interval).
 	viewer := make([]byte, 16)
 	if _, err := rand.Read(viewer); err != nil {
-		fmt.Fprintf(e.Stderr, "loadtest: findings: %v\n", err)
+		m.say("%v", err)
 		return results.ExitEnvironment
 	}
 	stackEnv := []string{"LT_MORE_KEYS=,findings-viewer:" + hex.EncodeToString(viewer)}
@@ -110,11 +110,7 @@ func findingsCmd(ctx context.Context, e Env, args []string) int {
 	if cfg.External != nil {
 		scriptEnv = nil // its keys and scheduler are its own; VIEWER_KEY and RENEWAL_WAIT come from the caller
 	}
-	r := &harness.Runner{
-		Cfg: cfg, Exec: e2.Exec, Env: append(append(append([]string(nil), e2.Environ...), envList(cfg.Env)...), stackEnv...),
-		Stdout: e.Stdout, Stderr: e.Stderr, Now: e.Now, Command: commandLine("findings", e2.Getenv, e2.Environ),
-		Owner: harness.InvokingUser(e.Getenv, e.Euid, e.Egid), Harness: revision(e),
-	}
+	r := e2.runner("findings", cfg, stackEnv...)
 	code := r.WithStack(ctx, func(ctx context.Context, dir string, a harness.StackAccess) int {
 		if cost != "" {
 			return measureCmd(ctx, e, cost, dir, a, scriptEnv)
@@ -123,7 +119,7 @@ func findingsCmd(ctx context.Context, e Env, args []string) int {
 		rep := findings.Run(ctx, cat, e.Root, ids, t, scriptExec, e.Now, e.Stderr)
 		fmt.Fprint(e.Stdout, rep.Text())
 		if err := rep.Write(dir); err != nil {
-			fmt.Fprintf(e.Stderr, "loadtest: findings: cannot keep the table in %s: %v\n", dir, err)
+			m.say("cannot keep the table in %s: %v", dir, err)
 		}
 		if len(rep.Unexpected()) > 0 {
 			return ExitRegressed
@@ -131,7 +127,7 @@ func findingsCmd(ctx context.Context, e Env, args []string) int {
 		return results.ExitOK
 	})
 	if r.Created {
-		fmt.Fprintf(e.Stderr, "loadtest: findings: exit %d; results in %s\n", code, cfg.RunDir())
+		m.say("exit %d; results in %s", code, cfg.RunDir())
 	}
 	return code
 }
@@ -152,7 +148,7 @@ func measureCmd(ctx context.Context, e Env, script, dir string, a harness.StackA
 		return results.ExitEnvironment
 	}
 	fmt.Fprint(e.Stdout, string(out))
-	if werr := os.WriteFile(filepath.Join(dir, "measure-"+id+".txt"), out, 0o644); werr != nil {
+	if werr := output.Write(filepath.Join(dir, "measure-"+id+".txt"), out); werr != nil {
 		fmt.Fprintf(e.Stderr, "loadtest: findings --measure %s: cannot keep the table: %v\n", id, werr)
 	}
 	fmt.Fprintf(e.Stderr, "loadtest: findings --measure %s: exit %d after %s\n", id, code, took)

@@ -84,31 +84,28 @@ func gateCmd(ctx context.Context, e Env, cmd string, args []string) int {
 	if len(pos) > 0 {
 		return badArgs(e, cmd, "takes no arguments (got %q): the builds are --reference and --candidate, the load the environment's knobs", strings.Join(pos, " "))
 	}
-	fail := func(format string, a ...any) int {
-		fmt.Fprintf(e.Stderr, "loadtest: %s: "+format+"\n", append([]any{cmd}, a...)...)
-		return results.ExitBadInput
-	}
+	m := measure{e, cmd}
 	if *rejudge != "" {
 		return rejudgeGate(e, cmd, *rejudge, defaults)
 	}
 	if *runs < 1 || *runs > 20 {
-		return fail("--runs %d: runs a side, 1 to 20 (each a whole run on a fresh stack)", *runs)
+		return m.fail("--runs %d: runs a side, 1 to 20 (each a whole run on a fresh stack)", *runs)
 	}
 	if *tolerance < 0 {
-		return fail("--tolerance %g: a share ≥ 0 (0.25 = 25 %%)", *tolerance)
+		return m.fail("--tolerance %g: a share ≥ 0 (0.25 = 25 %%)", *tolerance)
 	}
 	if err := harness.CheckEnvironment(e.Root, e.Environ); err != nil {
-		return fail("%v", err)
+		return m.fail("%v", err)
 	}
 	if *candBuild == "" {
-		return fail("--candidate is required: the certctl build to judge (a CERTCTL_DIST directory: server, agent, migrations/, LICENSE) or a server image")
+		return m.fail("--candidate is required: the certctl build to judge (a CERTCTL_DIST directory: server, agent, migrations/, LICENSE) or a server image")
 	}
 	if *refBuild == "" {
 		// The release the harness pins (.env's CERTCTL_IMAGE): what the candidate is judged against when
 		// the caller builds no reference of its own.
 		pins, err := harness.ReadEnvFile(filepath.Join(e.Root, ".env"))
 		if err != nil {
-			return fail("%v", err)
+			return m.fail("%v", err)
 		}
 		*refBuild = pins["CERTCTL_IMAGE"]
 	}
@@ -116,7 +113,7 @@ func gateCmd(ctx context.Context, e Env, cmd string, args []string) int {
 	for i := range sides {
 		var err error
 		if sides[i].Label, sides[i].Build, err = buildSide(sides[i].Build); err != nil {
-			return fail("--%s: %v", []string{gate.Reference, gate.Candidate}[i], err)
+			return m.fail("--%s: %v", []string{gate.Reference, gate.Candidate}[i], err)
 		}
 	}
 	if sides[0].Label == sides[1].Label {
@@ -129,11 +126,11 @@ func gateCmd(ctx context.Context, e Env, cmd string, args []string) int {
 	}
 	if len(base) > 37 {
 		// Each run is <RUN_ID>-r1, -c1 …: RUN_ID's 40 characters less three.
-		return fail("RUN_ID=%q: at most 37 characters here (each run adds -r1, -c1, …)", base)
+		return m.fail("RUN_ID=%q: at most 37 characters here (each run adds -r1, -c1, …)", base)
 	}
 	dir, err := measurementDir(e, base)
 	if err != nil {
-		return fail("%v", err)
+		return m.fail("%v", err)
 	}
 	get := func(k, def string) string {
 		if v := e.Getenv(k); v != "" {
@@ -187,13 +184,13 @@ func gateCmd(ctx context.Context, e Env, cmd string, args []string) int {
 	// Both sides' runs are checked before the first starts: a typo costs seconds, not a sitting.
 	first, _, err := sideRun(sides[0], base+"-r1")
 	if err != nil {
-		return fail("%s: %v", gate.Reference, err)
+		return m.fail("%s: %v", gate.Reference, err)
 	}
 	if _, _, err := sideRun(sides[1], base+"-c1"); err != nil {
-		return fail("%s: %v", gate.Candidate, err)
+		return m.fail("%s: %v", gate.Candidate, err)
 	}
 	if first.cfg.External != nil {
-		return fail("TARGET=external: the gate runs both builds on stacks of its own")
+		return m.fail("TARGET=external: the gate runs both builds on stacks of its own")
 	}
 	p.Stacks = max(1, len(first.seq))
 	d, _ := harness.ParseDuration("DURATION", p.Duration)
@@ -203,20 +200,19 @@ func gateCmd(ctx context.Context, e Env, cmd string, args []string) int {
 	}
 	p.RunS = p.Stacks * (int(d/time.Second) + cost)
 	p.WallS = p.RunS * len(p.Order)
-	fmt.Fprintf(e.Stderr, "loadtest: %s: %s\n", cmd, p.Text())
+	m.say("%s", p.Text())
 	if *planOnly {
 		fmt.Fprintln(e.Stdout, p.Text())
 		return results.ExitOK
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		fmt.Fprintf(e.Stderr, "loadtest: %s: %v\n", cmd, err)
+	if !m.makeDir(dir) {
 		return results.ExitEnvironment
 	}
 	// The line that repeats it is the command itself: its flags are not make variables.
 	res := gate.Result{Schema: gate.Schema, RunID: base, Command: harness.RepeatCommand(cmd, e.Environ) + gateFlags(args), Plan: p, Runs: []gate.Run{}}
 	save := func() {
 		if err := gate.Write(dir, res); err != nil {
-			fmt.Fprintf(e.Stderr, "loadtest: %s: writing %s: %v\n", cmd, dir, err)
+			m.say("writing %s: %v", dir, err)
 		}
 	}
 	failed := results.ExitOK
@@ -235,7 +231,7 @@ func gateCmd(ctx context.Context, e Env, cmd string, args []string) int {
 			res.Problem, failed = err.Error(), results.ExitBadInput
 			break
 		}
-		fmt.Fprintf(e.Stderr, "loadtest: %s: run %d of %d: %s, %s (%s)\n", cmd, i+1, len(p.Order), side, s.Label, id)
+		m.say("run %d of %d: %s, %s (%s)", i+1, len(p.Order), side, s.Label, id)
 		var code int
 		if len(pl.seq) > 1 {
 			code = runEach(ctx, env, "run", pl)
@@ -281,7 +277,7 @@ func gateCmd(ctx context.Context, e Env, cmd string, args []string) int {
 	judgeGate(&res, dirs, failed)
 	save()
 	fmt.Fprint(e.Stdout, gate.Text(res))
-	fmt.Fprintf(e.Stderr, "loadtest: %s: exit %d: %s; results in %s\n", cmd, res.Code, res.Sentence, dir)
+	m.say("exit %d: %s; results in %s", res.Code, res.Sentence, dir)
 	return res.Code
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -35,17 +34,14 @@ var growthMix = struct {
 // growthCmd runs the same mix at each inventory size of GROWTH_SIZES, each an ordinary run on a fresh
 // stack seeded with SEED_INVENTORY certificates' year, into results/<RUN_ID>/<RUN_ID>-<size>/, then fits
 // each operation's growth: growth.json, growth.txt, growth.svg.
-func growthCmd(ctx context.Context, e Env) int {
-	fail := func(format string, a ...any) int {
-		fmt.Fprintf(e.Stderr, "loadtest: growth: "+format+"\n", a...)
-		return results.ExitBadInput
-	}
+func growthCmd(ctx context.Context, m measure) int {
+	e := m.Env
 	sizes, spec, base, dir, err := sweepOf(e, "growth")
 	if err != nil {
-		return fail("%v", err)
+		return m.fail("%v", err)
 	}
 	if len(sizes) < 3 {
-		fmt.Fprintf(e.Stderr, "loadtest: growth: GROWTH_SIZES=%s: fewer than three sizes give figures but no fitted growth\n", spec)
+		m.say("GROWTH_SIZES=%s: fewer than three sizes give figures but no fitted growth", spec)
 	}
 	over := map[string]string{"RESULTS_DIR": dir}
 	environ := append([]string{"RESULTS_DIR", "SEED_INVENTORY"}, withMix(e, over, "1m")...)
@@ -61,14 +57,13 @@ func growthCmd(ctx context.Context, e Env) int {
 	for i, s := range sizes {
 		c, _, err := configure(s)
 		if err != nil {
-			return fail("%v", err)
+			return m.fail("%v", err)
 		}
 		if i == 0 {
 			first = c
 		}
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		fmt.Fprintf(e.Stderr, "loadtest: growth: %v\n", err)
+	if !m.makeDir(dir) {
 		return results.ExitEnvironment
 	}
 	var names []string
@@ -79,15 +74,15 @@ func growthCmd(ctx context.Context, e Env) int {
 	save := func() {
 		res.Fit()
 		if err := growth.Write(dir, res); err != nil {
-			fmt.Fprintf(e.Stderr, "loadtest: growth: writing %s: %v\n", dir, err)
+			m.say("writing %s: %v", dir, err)
 		}
 	}
-	fmt.Fprintf(e.Stderr, "loadtest: growth: %s for %s at each of %s certificates, a fresh stack and seed each; results in %s\n",
+	m.say("%s for %s at each of %s certificates, a fresh stack and seed each; results in %s",
 		strings.Join(names, ", "), first.Duration, spec, dir)
 	code := results.ExitOK
 	for _, size := range sizes {
 		c, env, _ := configure(size)
-		fmt.Fprintf(e.Stderr, "loadtest: growth: %s certificates (%s)\n", growth.SizeText(size), c.RunID)
+		m.say("%s certificates (%s)", growth.SizeText(size), c.RunID)
 		start := e.Now()
 		env.Stdout = io.Discard
 		rc := runOne(ctx, env, "run", c)

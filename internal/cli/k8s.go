@@ -15,6 +15,7 @@ import (
 	"certctl-loadtest/internal/docs"
 	"certctl-loadtest/internal/harness"
 	"certctl-loadtest/internal/k8s"
+	"certctl-loadtest/internal/output"
 	"certctl-loadtest/internal/results"
 )
 
@@ -128,7 +129,7 @@ func k8sCmd(ctx context.Context, e Env, args []string) int {
 			return fail("%v", err)
 		}
 		name := "testrun-" + s.Name + ".yaml"
-		if err := os.WriteFile(filepath.Join(*out, name), m, 0o644); err != nil {
+		if err := output.Write(filepath.Join(*out, name), m); err != nil {
 			return fail("%v", err)
 		}
 		resources = append(resources, name)
@@ -138,7 +139,7 @@ func k8sCmd(ctx context.Context, e Env, args []string) int {
 	if caMap != "" {
 		b, err := os.ReadFile(caBundle)
 		if err == nil {
-			err = os.WriteFile(filepath.Join(*out, "ca-bundle.pem"), b, 0o644)
+			err = output.Write(filepath.Join(*out, "ca-bundle.pem"), b)
 		}
 		if err != nil {
 			return fail("%v", err)
@@ -170,10 +171,8 @@ kind: Kustomization
 %s%sgeneratorOptions:
   disableNameSuffixHash: true
 `, secret, ns, listYAML(resources, "  "), archives, listYAML(files, "      "), caGen)
-	for name, body := range map[string]string{"results-pvc.yaml": pvc, "kustomization.yaml": kust} {
-		if err := os.WriteFile(filepath.Join(*out, name), []byte(body), 0o644); err != nil {
-			return fail("%v", err)
-		}
+	if err := output.Files(*out, output.File{Name: "results-pvc.yaml", Text: pvc}, output.File{Name: "kustomization.yaml", Text: kust}); err != nil {
+		return fail("%v", err)
 	}
 	fmt.Fprintf(e.Stdout, "wrote %s: %d TestRun(s) of %d runner(s) each (%s), their k6 archives, the results volume and kustomization.yaml\n",
 		*out, len(scenarios), cfg.Segments, strings.Join(names(scenarios), ", "))

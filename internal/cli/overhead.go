@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -20,27 +19,21 @@ import (
 // overheadCmd measures what the run's own instruments cost certctl: the load the environment configures,
 // run with every instrument on and with each configuration of OVERHEAD off, OVERHEAD_RUNS rounds in
 // alternating order, each an ordinary run into results/<RUN_ID>/; then compare per configuration.
-func overheadCmd(ctx context.Context, e Env) int {
-	fail := func(format string, a ...any) int {
-		fmt.Fprintf(e.Stderr, "loadtest: overhead: "+format+"\n", a...)
-		return results.ExitBadInput
+func overheadCmd(ctx context.Context, e Env, cmd string, args []string) int {
+	if len(args) > 0 {
+		return badArgs(e, cmd, "takes no arguments (got %q): its configuration is the environment's, OVERHEAD and OVERHEAD_RUNS with the run's own knobs", strings.Join(args, " "))
 	}
-	get := func(k string) string {
-		if v := e.Getenv(k); v != "" {
-			return v
-		}
-		return harness.KnobDefault(k)
-	}
-	offs, err := overhead.Parse(get("OVERHEAD"))
+	m := measure{e, cmd}
+	offs, err := overhead.Parse(m.knob("OVERHEAD"))
 	if err != nil {
-		return fail("%v", err)
+		return m.fail("%v", err)
 	}
-	rounds, err := strconv.Atoi(get("OVERHEAD_RUNS"))
+	rounds, err := strconv.Atoi(m.knob("OVERHEAD_RUNS"))
 	if err != nil || rounds < 2 || rounds > 20 {
-		return fail("OVERHEAD_RUNS=%q: runs a side, 2 to 20 (each a whole run)", get("OVERHEAD_RUNS"))
+		return m.fail("OVERHEAD_RUNS=%q: runs a side, 2 to 20 (each a whole run)", m.knob("OVERHEAD_RUNS"))
 	}
 	if err := harness.CheckEnvironment(e.Root, e.Environ); err != nil {
-		return fail("%v", err)
+		return m.fail("%v", err)
 	}
 
 	base := e.Getenv("RUN_ID")
@@ -49,7 +42,7 @@ func overheadCmd(ctx context.Context, e Env) int {
 	}
 	dir, err := measurementDir(e, base)
 	if err != nil {
-		return fail("%v", err)
+		return m.fail("%v", err)
 	}
 	settings := map[string]map[string]string{overhead.On: {}}
 	for _, o := range offs {
@@ -67,22 +60,21 @@ func overheadCmd(ctx context.Context, e Env) int {
 	for name := range settings {
 		c, _, err := configure(name, 0)
 		if err != nil {
-			return fail("%v", err)
+			return m.fail("%v", err)
 		}
 		switch {
 		case c.External != nil:
-			return fail("TARGET=external: the instruments sample the harness's own stack; there is none to measure")
+			return m.fail("TARGET=external: the instruments sample the harness's own stack; there is none to measure")
 		case len(harness.OneAfterAnother(c)) > 1:
-			return fail("TIER=%s runs its scenarios one after another, each a run of its own: measure one run's load (SCENARIOS=one of them, or another tier)", strings.Join(c.Tiers, ","))
+			return m.fail("TIER=%s runs its scenarios one after another, each a run of its own: measure one run's load (SCENARIOS=one of them, or another tier)", strings.Join(c.Tiers, ","))
 		case name == overhead.On && !(c.Collector && c.Containers && c.ProgressEvery > 0 && c.Env["COLLECT_STATEMENTS"] == "on"):
 			// The baseline is the run as users get it: every instrument on. A knob that switches one off
 			// in every run would make both sides of its comparison the same.
-			return fail("DIAGNOSIS=%s PG_STAT_STATEMENTS=%s PROGRESS_INTERVAL=%s switch an instrument off in every run: unset them (the baseline runs every instrument; OVERHEAD says which to switch off)",
-				get("DIAGNOSIS"), get("PG_STAT_STATEMENTS"), get("PROGRESS_INTERVAL"))
+			return m.fail("DIAGNOSIS=%s PG_STAT_STATEMENTS=%s PROGRESS_INTERVAL=%s switch an instrument off in every run: unset them (the baseline runs every instrument; OVERHEAD says which to switch off)",
+				m.knob("DIAGNOSIS"), m.knob("PG_STAT_STATEMENTS"), m.knob("PROGRESS_INTERVAL"))
 		}
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		fmt.Fprintf(e.Stderr, "loadtest: overhead: %v\n", err)
+	if !m.makeDir(dir) {
 		return results.ExitEnvironment
 	}
 
@@ -90,7 +82,7 @@ func overheadCmd(ctx context.Context, e Env) int {
 		Rounds: rounds, Order: overhead.Schedule(offs, rounds), Runs: map[string][]string{}}
 	save := func() {
 		if err := overhead.Write(dir, res); err != nil {
-			fmt.Fprintf(e.Stderr, "loadtest: overhead: writing %s: %v\n", dir, err)
+			m.say("writing %s: %v", dir, err)
 		}
 	}
 	total := rounds * (len(offs) + 1)
@@ -98,8 +90,8 @@ func overheadCmd(ctx context.Context, e Env) int {
 	for _, o := range offs {
 		names = append(names, o.Name)
 	}
-	fmt.Fprintf(e.Stderr, "loadtest: overhead: %d runs (%d rounds, alternating: every instrument on, then %s off), each DURATION=%s on a stack of its own; results in %s\n",
-		total, rounds, strings.Join(names, ", "), get("DURATION"), dir)
+	m.say("%d runs (%d rounds, alternating: every instrument on, then %s off), each DURATION=%s on a stack of its own; results in %s",
+		total, rounds, strings.Join(names, ", "), m.knob("DURATION"), dir)
 	code := results.ExitOK
 	n := 0
 run:
@@ -112,7 +104,7 @@ run:
 				code = results.ExitBadInput
 				break run
 			}
-			fmt.Fprintf(e.Stderr, "loadtest: overhead: run %d of %d: %s (%s)\n", n, total, describe(name, settings[name]), c.RunID)
+			m.say("run %d of %d: %s (%s)", n, total, describe(name, settings[name]), c.RunID)
 			env.Stdout = io.Discard // each run's summary is in its directory; the comparison is printed
 			rc := runOne(ctx, env, "run", c)
 			// A breached budget or a taken machine is a figure to compare; a run without results is not.
@@ -151,10 +143,10 @@ run:
 	case code != results.ExitOK:
 		return code
 	case !res.Budget.Judged:
-		fmt.Fprintf(e.Stderr, "loadtest: overhead: the budget (%s) was not judged: OVERHEAD has no %s\n", res.Budget.Rule, overhead.All)
+		m.say("the budget (%s) was not judged: OVERHEAD has no %s", res.Budget.Rule, overhead.All)
 		return ExitRegressed
 	case !res.Budget.Held:
-		fmt.Fprintf(e.Stderr, "loadtest: overhead: the budget is broken (%s): %s\n", res.Budget.Rule, strings.Join(res.Budget.Breaches, "; "))
+		m.say("the budget is broken (%s): %s", res.Budget.Rule, strings.Join(res.Budget.Breaches, "; "))
 		return ExitRegressed
 	}
 	return results.ExitOK

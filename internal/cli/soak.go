@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"certctl-loadtest/internal/harness"
+	"certctl-loadtest/internal/output"
 	"certctl-loadtest/internal/report"
 	"certctl-loadtest/internal/results"
 	"certctl-loadtest/internal/soak"
@@ -16,27 +17,18 @@ import (
 // soakCmd runs one long run of the steady mix (growth's, unless TIER and SCENARIOS say otherwise) for
 // DURATION (30m unless set), then reads it for drift: soak.json, soak.txt and two plots in the run's
 // directory. A drift or a memory growth beyond its budget makes a passing run exit 99.
-func soakCmd(ctx context.Context, e Env) int {
-	fail := func(format string, a ...any) int {
-		fmt.Fprintf(e.Stderr, "loadtest: soak: "+format+"\n", a...)
-		return results.ExitBadInput
-	}
-	knob := func(name string) string {
-		if v := e.Getenv(name); v != "" {
-			return v
-		}
-		return harness.KnobDefault(name)
-	}
+func soakCmd(ctx context.Context, m measure) int {
+	e := m.Env
 	var b soak.Budgets
 	var err error
-	if b.Window, err = time.ParseDuration(knob("SOAK_WINDOW")); err != nil || b.Window < 10*time.Second {
-		return fail("SOAK_WINDOW=%q: a duration of at least 10s, like 5m", knob("SOAK_WINDOW"))
+	if b.Window, err = time.ParseDuration(m.knob("SOAK_WINDOW")); err != nil || b.Window < 10*time.Second {
+		return m.fail("SOAK_WINDOW=%q: a duration of at least 10s, like 5m", m.knob("SOAK_WINDOW"))
 	}
-	if b.P95Drift, err = strconv.ParseFloat(knob("SOAK_P95_DRIFT"), 64); err != nil || b.P95Drift <= 1 {
-		return fail("SOAK_P95_DRIFT=%q: the most the p95 may grow over the run, a ratio above 1 (1.5 is +50 %%)", knob("SOAK_P95_DRIFT"))
+	if b.P95Drift, err = strconv.ParseFloat(m.knob("SOAK_P95_DRIFT"), 64); err != nil || b.P95Drift <= 1 {
+		return m.fail("SOAK_P95_DRIFT=%q: the most the p95 may grow over the run, a ratio above 1 (1.5 is +50 %%)", m.knob("SOAK_P95_DRIFT"))
 	}
-	if b.MemoryPctPerHour, err = strconv.ParseFloat(knob("SOAK_MEMORY_GROWTH"), 64); err != nil || b.MemoryPctPerHour <= 0 {
-		return fail("SOAK_MEMORY_GROWTH=%q: the most certctl's memory may grow, in percent an hour, above 0", knob("SOAK_MEMORY_GROWTH"))
+	if b.MemoryPctPerHour, err = strconv.ParseFloat(m.knob("SOAK_MEMORY_GROWTH"), 64); err != nil || b.MemoryPctPerHour <= 0 {
+		return m.fail("SOAK_MEMORY_GROWTH=%q: the most certctl's memory may grow, in percent an hour, above 0", m.knob("SOAK_MEMORY_GROWTH"))
 	}
 	over := map[string]string{}
 	environ := withMix(e, over, "30m")
@@ -46,22 +38,22 @@ func soakCmd(ctx context.Context, e Env) int {
 	}
 	cfg, env, err := overridden(e, over, environ...)
 	if err != nil {
-		return fail("%v", err)
+		return m.fail("%v", err)
 	}
 	// The first window is the warm-up; three more give a slope with an interval.
 	d, _ := harness.ParseDuration("DURATION", cfg.Duration) // Load checked it
 	if windows := int(d / b.Window); windows < 4 {
-		return fail("DURATION=%s in windows of SOAK_WINDOW=%s is %d window(s): a drift needs four at least (the first is the warm-up)", cfg.Duration, b.Window, windows)
+		return m.fail("DURATION=%s in windows of SOAK_WINDOW=%s is %d window(s): a drift needs four at least (the first is the warm-up)", cfg.Duration, b.Window, windows)
 	}
 	if !cfg.Containers || !cfg.Collector {
-		fmt.Fprintf(e.Stderr, "loadtest: soak: DIAGNOSIS=%s: without both samplers the memory or the tables are not recorded, and the soak cannot pass\n", e.Getenv("DIAGNOSIS"))
+		m.say("DIAGNOSIS=%s: without both samplers the memory or the tables are not recorded, and the soak cannot pass", e.Getenv("DIAGNOSIS"))
 	}
-	fmt.Fprintf(e.Stderr, "loadtest: soak: %s for %s, judged in windows of %s (p95 drift ×%g at most, certctl's memory +%g %%/h at most)\n",
+	m.say("%s for %s, judged in windows of %s (p95 drift ×%g at most, certctl's memory +%g %%/h at most)",
 		scenarioNames(cfg), cfg.Duration, b.Window, b.P95Drift, b.MemoryPctPerHour)
 	code := runOne(ctx, env, "soak", cfg)
 	sum, err := results.Load(cfg.RunDir())
 	if err != nil {
-		fmt.Fprintf(e.Stderr, "loadtest: soak: no run to read: %v\n", err)
+		m.say("no run to read: %v", err)
 		if code == results.ExitOK {
 			code = results.ExitNoResults
 		}
@@ -69,12 +61,12 @@ func soakCmd(ctx context.Context, e Env) int {
 	}
 	r := soak.Analyze(cfg.RunDir(), sum, b)
 	if err := soak.Write(cfg.RunDir(), r); err != nil {
-		fmt.Fprintf(e.Stderr, "loadtest: soak: cannot write soak.json in %s: %v\n", cfg.RunDir(), err)
+		m.say("cannot write soak.json in %s: %v", cfg.RunDir(), err)
 		return results.ExitEnvironment
 	}
 	// index.html again, now that it has the soak's files to link.
 	if page, err := report.Index(sum, results.RegularFiles(cfg.RunDir())); err == nil {
-		results.WriteFile(filepath.Join(cfg.RunDir(), "index.html"), []byte(page))
+		output.Text(filepath.Join(cfg.RunDir(), "index.html"), page)
 	}
 	fmt.Fprint(e.Stdout, soak.Text(r))
 	switch {

@@ -7,13 +7,11 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -22,6 +20,7 @@ import (
 	"time"
 
 	"certctl-loadtest/internal/growth"
+	"certctl-loadtest/internal/output"
 	"certctl-loadtest/internal/samples"
 )
 
@@ -402,12 +401,5 @@ func rateText(r Result) string {
 
 // Write saves coldstart.json and coldstart.txt in dir.
 func Write(dir string, r Result) error {
-	j, err := json.MarshalIndent(r, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(dir, "coldstart.json"), append(j, '\n'), 0o644); err != nil {
-		return err
-	}
-	return os.WriteFile(filepath.Join(dir, "coldstart.txt"), []byte(Text(r)), 0o644)
+	return output.Files(dir, output.File{Name: "coldstart.json", JSON: r}, output.File{Name: "coldstart.txt", Text: Text(r)})
 }

@@ -27,6 +27,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgconn/ctxwatch"
+
+	"certctl-loadtest/internal/output"
 )
 
 // Files under server/, written by the collector (containers.jsonl is the harness's).
@@ -168,7 +170,7 @@ func Run(ctx context.Context, cfg Config, logf func(string, ...any)) error {
 		if s.unavailable {
 			continue
 		}
-		f, err := os.OpenFile(filepath.Join(cfg.Out, s.status.File), os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_NOFOLLOW, 0o644)
+		f, err := output.Create(filepath.Join(cfg.Out, s.status.File))
 		if err != nil {
 			return err
 		}
@@ -222,8 +224,7 @@ func Run(ctx context.Context, cfg Config, logf func(string, ...any)) error {
 	db.close()
 	st.EndedAt = time.Now().UTC()
 	st.CPUSeconds = ownCPU()
-	b, _ := json.MarshalIndent(st, "", "  ")
-	return os.WriteFile(filepath.Join(cfg.Out, StatusFile), append(b, '\n'), 0o644)
+	return output.JSON(filepath.Join(cfg.Out, StatusFile), st)
 }
 
 func (s *source) take(ctx context.Context) {

@@ -3,6 +3,7 @@ package compare
 import (
 	"certctl-loadtest/internal/defects"
 	"certctl-loadtest/internal/golden"
+	"certctl-loadtest/internal/output"
 	"certctl-loadtest/internal/results"
 	"certctl-loadtest/internal/testbed"
 	"encoding/json"
@@ -72,7 +73,7 @@ func TestReleaseAgainstNext(t *testing.T) {
 	}
 	golden.Check(t, "release-vs-next.txt", Text(r))
 	golden.Check(t, "release-vs-next.md", Markdown(r))
-	b, err := JSON(r)
+	b, err := output.Marshal(r)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,19 +1,22 @@
 package compare
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
 	"strconv"
 	"strings"
 	"text/tabwriter"
+
+	"certctl-loadtest/internal/output"
 )
 
-// JSON is compare.json.
-func JSON(r Result) ([]byte, error) {
-	b, err := json.MarshalIndent(r, "", "  ")
-	return append(b, '\n'), err
+// Files are compare.json, compare.txt and compare.md: what Write writes, and the gate beside its own.
+func Files(r Result) []output.File {
+	return []output.File{{Name: "compare.json", JSON: r}, {Name: "compare.txt", Text: Text(r)}, {Name: "compare.md", Text: Markdown(r)}}
 }
+
+// Write writes Files into dir.
+func Write(dir string, r Result) error { return output.Files(dir, Files(r)...) }
 
 // changeText is a change as people read it: a factor from ×2 up (or down to ÷2), a percentage below.
 func changeText(r Row) string {

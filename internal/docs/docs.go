@@ -5,7 +5,6 @@
 package docs
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -13,15 +12,20 @@ import (
 	"regexp"
 	"sort"
 	"strings"
-	"text/tabwriter"
-	"time"
 
 	"certctl-loadtest/internal/harness"
+	"certctl-loadtest/internal/plan"
 	"certctl-loadtest/internal/results"
 )
 
-// Inspector returns `k6 inspect <script>` for a script path relative to the repository root.
-type Inspector func(script string) ([]byte, error)
+// Row and Inspector are the plan's: the docs render the rows the runs are planned from.
+type (
+	Row       = plan.Row
+	Inspector = plan.Inspector
+)
+
+// shortDuration is plan's; facts.go's seed formula calls it by this name.
+func shortDuration(d string) string { return plan.ShortDuration(d) }
 
 // K6Inspector runs the k6 pinned in go.mod, from the repository root, without the caller's knobs.
 func K6Inspector(root string) Inspector {
@@ -31,65 +35,6 @@ func K6Inspector(root string) Inspector {
 		cmd.Env = CleanEnv(os.Environ())
 		return cmd.Output()
 	}
-}
-
-// Row is one scenario as k6 sees it.
-type Row struct {
-	Tier, Scenario, Script string
-	Executor               string
-	Rate                   float64
-	TimeUnit               string
-	Duration               string
-	StartTime              string // after setup; the runner starts every scenario's k6 at once
-	PreVUs, MaxVUs         int
-	VUs                    int                 // constant-vus: the closed loop's size (no rate)
-	Iterations             int                 // per-vu-iterations: each VU's iterations (an event, no rate)
-	Thresholds             map[string][]string // metric selector without the scenario tag → expressions
-}
-
-type inspected struct {
-	Scenarios map[string]struct {
-		Executor        string  `json:"executor"`
-		Rate            float64 `json:"rate"`
-		TimeUnit        string  `json:"timeUnit"`
-		Duration        string  `json:"duration"`
-		MaxDuration     string  `json:"maxDuration"`
-		Iterations      int     `json:"iterations"`
-		StartTime       string  `json:"startTime"`
-		PreAllocatedVUs int     `json:"preAllocatedVUs"`
-		MaxVUs          int     `json:"maxVUs"`
-		VUs             int     `json:"vus"`
-	} `json:"scenarios"`
-	Thresholds map[string][]string `json:"thresholds"`
-}
-
-// Inspect is one script's scenarios as k6 resolves them (script relative to the repository root).
-func Inspect(tier, script string, inspect Inspector) ([]Row, error) {
-	out, err := inspect(script)
-	if err != nil {
-		return nil, fmt.Errorf("k6 inspect %s: %w", script, err)
-	}
-	var in inspected
-	if err := json.Unmarshal(out, &in); err != nil {
-		return nil, fmt.Errorf("k6 inspect %s: %w", script, err)
-	}
-	var rows []Row
-	for name, sc := range in.Scenarios {
-		r := Row{Tier: tier, Scenario: name, Script: script, Executor: sc.Executor, Rate: sc.Rate,
-			TimeUnit: shortDuration(sc.TimeUnit), Duration: shortDuration(sc.Duration), StartTime: shortDuration(sc.StartTime), PreVUs: sc.PreAllocatedVUs,
-			MaxVUs: sc.MaxVUs, VUs: sc.VUs, Iterations: sc.Iterations, Thresholds: map[string][]string{}}
-		if r.Duration == "" {
-			r.Duration = shortDuration(sc.MaxDuration) // per-vu-iterations: the bound on the event
-		}
-		for sel, exprs := range in.Thresholds {
-			if len(exprs) == 0 {
-				continue // recorded for the summary, not judged
-			}
-			r.Thresholds[unscoped(sel, name)] = exprs
-		}
-		rows = append(rows, r)
-	}
-	return rows, nil
 }
 
 // Collect inspects every k6/<tier>/*.js scenario (found by glob, like the runner does).
@@ -105,7 +50,7 @@ func Collect(root string, inspect Inspector) ([]Row, error) {
 			continue
 		}
 		rel, _ := filepath.Rel(root, f)
-		got, err := Inspect(tier, filepath.ToSlash(rel), inspect)
+		got, err := plan.Inspect(tier, filepath.ToSlash(rel), inspect)
 		if err != nil {
 			return nil, err
 		}
@@ -126,36 +71,6 @@ func tierOrder(t string) string {
 		return o
 	}
 	return "9" + t
-}
-
-// unscoped drops the tags thresholds.js adds to every budget, the scenario's and a latency's
-// expected_response:true (docs/configuration.md says so once): `x{a:b,scenario:s}` → `x{a:b}`,
-// `x{scenario:s}` → `x`.
-func unscoped(sel, scenario string) string {
-	name, tags, ok := strings.Cut(strings.TrimSuffix(sel, "}"), "{")
-	if !ok {
-		return sel
-	}
-	var kept []string
-	for _, t := range strings.Split(tags, ",") {
-		if t != "scenario:"+scenario && t != "expected_response:true" {
-			kept = append(kept, t)
-		}
-	}
-	if len(kept) == 0 {
-		return name
-	}
-	return name + "{" + strings.Join(kept, ",") + "}"
-}
-
-// shortDuration: k6 prints 5m0s and 1m0s; docs say 5m and 1m.
-func shortDuration(d string) string {
-	for _, suffix := range []string{"m0s", "h0m"} {
-		if strings.HasSuffix(d, suffix) {
-			d = strings.TrimSuffix(d, "0s")
-		}
-	}
-	return d
 }
 
 // ScenarioTable renders one Markdown row per scenario: load shape and every threshold.
@@ -242,75 +157,4 @@ func Sync(root string, blocks map[string]string, docs []string, write bool) (sta
 		}
 	}
 	return stale, nil
-}
-
-// Plan renders the rows as `loadtest check` prints them: each scenario's load, when it starts and for
-// how long, then the load's wall time (Stacks).
-// external: the certctl is not the harness's, so no stack starts before the load.
-func Plan(rows []Row, oneAfterAnother, external bool) string {
-	var b strings.Builder
-	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "scenario\ttier\texecutor\tload\tstarts at\tduration\tVUs pre/max")
-	for _, r := range rows {
-		load := results.UnitRate(r.Rate, r.TimeUnit)
-		vus := fmt.Sprintf("%d/%d", r.PreVUs, r.MaxVUs)
-		if r.Executor == "constant-vus" {
-			load, vus = fmt.Sprintf("%d VUs, closed loop", r.VUs), fmt.Sprintf("%d", r.VUs)
-		}
-		if r.Executor == "per-vu-iterations" {
-			load, vus = fmt.Sprintf("%d×%d iterations, once", r.VUs, r.Iterations), fmt.Sprintf("%d", r.VUs)
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Scenario, r.Tier, r.Executor, load, orZero(r.StartTime), r.Duration, vus)
-	}
-	tw.Flush()
-	loads := Stacks(rows, oneAfterAnother)
-	if external {
-		fmt.Fprintf(&b, "\nload: %s from the first k6 start, all scenarios at once; no stack starts (the certctl is not the harness's); add setup and up to 15 s of graceful stop\n", loads[0])
-		return b.String()
-	}
-	if oneAfterAnother {
-		var total time.Duration
-		for _, d := range loads {
-			total += d
-		}
-		fmt.Fprintf(&b, "\nload: %s in all, one script after another, each on a fresh stack; add each stack's start (tens of seconds, more with a large seed), setup and up to 15 s of graceful stop\n", total)
-		return b.String()
-	}
-	fmt.Fprintf(&b, "\nload: %s from the first k6 start, all scenarios at once; add the stack's start (tens of seconds), setup and up to 15 s of graceful stop\n", loads[0])
-	return b.String()
-}
-
-// Stacks is the load each stack of a run carries, from its first k6 start to its last scenario's end:
-// one stack whose scenarios run at once, or (oneAfterAnother) a fresh stack per script, in the rows'
-// order. The e2e gate's budget (test/e2e TestGatePlan) is planned from it.
-func Stacks(rows []Row, oneAfterAnother bool) []time.Duration {
-	var order []string
-	perScript := map[string]time.Duration{}
-	for _, r := range rows {
-		s, _ := time.ParseDuration(orZero(r.StartTime))
-		d, _ := time.ParseDuration(r.Duration)
-		if _, ok := perScript[r.Script]; !ok {
-			order = append(order, r.Script)
-		}
-		perScript[r.Script] = max(perScript[r.Script], s+d)
-	}
-	if !oneAfterAnother {
-		var longest time.Duration
-		for _, d := range perScript {
-			longest = max(longest, d)
-		}
-		return []time.Duration{longest}
-	}
-	loads := make([]time.Duration, len(order))
-	for i, s := range order {
-		loads[i] = perScript[s]
-	}
-	return loads
-}
-
-func orZero(d string) string {
-	if d == "" {
-		return "0s"
-	}
-	return d
 }

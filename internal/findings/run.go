@@ -3,14 +3,14 @@ package findings
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"certctl-loadtest/internal/output"
 )
 
 // Outcomes of a reproduction: its exit status 0, 1, 2 (or anything else, which is "could not run").
@@ -183,12 +183,5 @@ func (r Report) Text() string {
 
 // Write saves the report as findings.json and findings.txt in dir.
 func (r Report) Write(dir string) error {
-	js, err := json.MarshalIndent(r, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(dir, ResultFile), append(js, '\n'), 0o644); err != nil {
-		return err
-	}
-	return os.WriteFile(filepath.Join(dir, "findings.txt"), []byte(r.Text()), 0o644)
+	return output.Files(dir, output.File{Name: ResultFile, JSON: r}, output.File{Name: "findings.txt", Text: r.Text()})
 }

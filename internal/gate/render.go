@@ -9,7 +9,7 @@ import (
 	"text/tabwriter"
 
 	"certctl-loadtest/internal/compare"
-	"certctl-loadtest/internal/results"
+	"certctl-loadtest/internal/output"
 )
 
 // Text is gate.txt: the verdict in one sentence first, then the plan, the runs, and compare's table.
@@ -98,33 +98,14 @@ func mdEscape(s string) string {
 	return strings.NewReplacer("|", `\|`, "*", `\*`, "_", `\_`, "<", "&lt;", ">", "&gt;").Replace(s)
 }
 
-// JSON is gate.json.
-func JSON(r Result) ([]byte, error) {
-	b, err := json.MarshalIndent(r, "", "  ")
-	return append(b, '\n'), err
-}
-
 // Write writes gate.json, gate.txt and gate.md into dir, and compare.json, .txt and .md when there is a
-// comparison; never through a link planted in their place.
+// comparison.
 func Write(dir string, r Result) error {
-	b, err := JSON(r)
-	if err != nil {
-		return err
-	}
-	files := map[string][]byte{"gate.json": b, "gate.txt": []byte(Text(r)), "gate.md": []byte(Markdown(r))}
+	files := []output.File{{Name: "gate.json", JSON: r}, {Name: "gate.txt", Text: Text(r)}, {Name: "gate.md", Text: Markdown(r)}}
 	if r.Compare != nil {
-		c, err := compare.JSON(*r.Compare)
-		if err != nil {
-			return err
-		}
-		files["compare.json"], files["compare.txt"], files["compare.md"] = c, []byte(compare.Text(*r.Compare)), []byte(compare.Markdown(*r.Compare))
+		files = append(files, compare.Files(*r.Compare)...)
 	}
-	for name, body := range files {
-		if err := results.WriteFile(filepath.Join(dir, name), body); err != nil {
-			return err
-		}
-	}
-	return nil
+	return output.Files(dir, files...)
 }
 
 // Read reads gate.json back (the workflow's summary step, a later report).

@@ -1,16 +1,14 @@
 package growth
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"text/tabwriter"
 
 	"certctl-loadtest/internal/chart"
+	"certctl-loadtest/internal/output"
 	"certctl-loadtest/internal/results"
 )
 
@@ -220,20 +218,12 @@ func SVG(r Result) string {
 
 // Write saves growth.json, growth.txt, growth.svg and index.html in dir.
 func Write(dir string, r Result) error {
-	b, err := json.MarshalIndent(r, "", "  ")
-	if err != nil {
-		return err
-	}
 	page, err := Index(r)
 	if err != nil {
 		return err
 	}
-	for name, body := range map[string]string{"growth.json": string(b) + "\n", "growth.txt": Text(r), "growth.svg": SVG(r), "index.html": page} {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
-			return err
-		}
-	}
-	return nil
+	return output.Files(dir, output.File{Name: "growth.json", JSON: r}, output.File{Name: "growth.txt", Text: Text(r)},
+		output.File{Name: "growth.svg", Text: SVG(r)}, output.File{Name: "index.html", Text: page})
 }
 
 // rankStatements keeps the statements busiest at the largest size measured, the one whose busy

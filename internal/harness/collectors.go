@@ -12,10 +12,10 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"certctl-loadtest/internal/collector"
+	"certctl-loadtest/internal/output"
 )
 
 // collectorService samples certctl's database and metrics beside the load (cmd/collector); profile
@@ -36,7 +36,7 @@ func (r *Runner) startCollectors(ctx context.Context, compose Compose, dir strin
 	if !r.Cfg.Collector {
 		return stopStats
 	}
-	logf, err := os.OpenFile(filepath.Join(dir, "logs", "up.log"), os.O_APPEND|os.O_WRONLY|os.O_CREATE|syscall.O_NOFOLLOW, 0o644)
+	logf, err := output.Append(filepath.Join(dir, "logs", "up.log"))
 	if err != nil {
 		return stopStats
 	}
@@ -82,9 +82,7 @@ func writeCollectorFailure(server, reason string) {
 	for _, n := range []string{"pg_activity", "pg_database", "pg_statements", "pg_tables", "certctl_metrics"} {
 		st.Sources = append(st.Sources, collector.SourceStatus{Name: n, Reason: reason})
 	}
-	if b, err := json.MarshalIndent(st, "", "  "); err == nil {
-		os.WriteFile(filepath.Join(server, collector.StatusFile), append(b, '\n'), 0o644)
-	}
+	output.JSON(filepath.Join(server, collector.StatusFile), st)
 }
 
 // HostFile is where the machine's own CPU samples go, under server/.
@@ -105,7 +103,7 @@ type ContainerSample struct {
 // cgroup files where the host has them (sampleCgroups), else by streaming `docker stats`, which works
 // wherever docker does (Docker Desktop too) but costs the engine more.
 func (r *Runner) sampleContainers(server string) (stop func()) {
-	f, err := createFile(filepath.Join(server, collector.ContainersFile))
+	f, err := output.Create(filepath.Join(server, collector.ContainersFile))
 	if err != nil {
 		r.logf("cannot record the containers' CPU: %v", err)
 		return func() {}
@@ -115,7 +113,7 @@ func (r *Runner) sampleContainers(server string) (stop func()) {
 	// The machine's own CPU beside the containers' (server/host.jsonl): only where the cgroups are read
 	// on the engine's own machine; docker stats may report a VM's containers to another machine.
 	var hw *lockedWriter
-	hf, herr := createFile(filepath.Join(server, HostFile))
+	hf, herr := output.Create(filepath.Join(server, HostFile))
 	if herr == nil {
 		hw = &lockedWriter{w: hf}
 	}

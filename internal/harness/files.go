@@ -1,7 +1,6 @@
 package harness
 
 import (
-	"encoding/json"
 	"fmt"
 	"io/fs"
 	"os"
@@ -90,11 +89,6 @@ func freeBytes(dir string) (uint64, bool) {
 	return st.Bavail * uint64(st.Bsize), true
 }
 
-// createFile creates (or truncates) a file of the run 0644, refusing to follow a symbolic link.
-func createFile(path string) (*os.File, error) {
-	return os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_NOFOLLOW, 0o644)
-}
-
 // updateLatest points results/latest at the run that just finished.
 func updateLatest(resultsDir, runID string) {
 	link := filepath.Join(resultsDir, "latest")
@@ -103,23 +97,4 @@ func updateLatest(resultsDir, runID string) {
 	if err := os.Symlink(runID, tmp); err == nil {
 		os.Rename(tmp, link)
 	}
-}
-
-func writeJSON(path string, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return err
-	}
-	f, err := createFile(path)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(append(b, '\n'))
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		os.Remove(path) // a cut-off run.json would read as one
-	}
-	return err
 }

@@ -18,6 +18,7 @@ import (
 	"sync"
 	"time"
 
+	"certctl-loadtest/internal/output"
 	"certctl-loadtest/internal/results"
 )
 
@@ -82,7 +83,7 @@ func (r *Runner) runScenarios(ctx context.Context, compose Compose, dir string) 
 	for i, sc := range r.Cfg.Scenarios {
 		logPath := filepath.Join("logs", sc.Name+".log")
 		st.runs[i] = results.ScenarioRun{Tier: sc.Tier, Name: sc.Name, Script: sc.Path, Log: logPath}
-		logf, err := createFile(filepath.Join(dir, logPath))
+		logf, err := output.Create(filepath.Join(dir, logPath))
 		if err != nil {
 			st.runs[i].ExitCode = results.ExitEnvironment
 			continue

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"certctl-loadtest/internal/output"
 	"certctl-loadtest/internal/results"
 	"certctl-loadtest/internal/testbed"
 )
@@ -80,7 +81,7 @@ func (r *Runner) Run(ctx context.Context) int {
 	defer r.Owner.chownTree(r.Cfg.ResultsDir, dir)
 	if r.Cfg.DefectsRegistry != nil {
 		// The run is judged, and renders again, with the registry it was given.
-		if err := os.WriteFile(filepath.Join(dir, results.DefectsFile), r.Cfg.DefectsRegistry, 0o644); err != nil {
+		if err := output.Write(filepath.Join(dir, results.DefectsFile), r.Cfg.DefectsRegistry); err != nil {
 			r.logf("cannot keep DEFECTS_REGISTRY in the run directory (%v): the run is judged with the built-in registry", err)
 		}
 	}

@@ -2,6 +2,7 @@ package harness
 
 import (
 	"bytes"
+	"certctl-loadtest/internal/output"
 	"certctl-loadtest/internal/results"
 	"certctl-loadtest/internal/testbed"
 	"context"
@@ -525,8 +526,8 @@ func TestRunDirIsNotWorldWritable(t *testing.T) {
 	// A link planted where a file of the run goes is not followed.
 	target := filepath.Join(t.TempDir(), "elsewhere")
 	os.Symlink(target, filepath.Join(dir, "run.json"))
-	if err := writeJSON(filepath.Join(dir, "run.json"), map[string]int{"a": 1}); err == nil {
-		t.Error("writeJSON followed a symbolic link")
+	if err := output.JSON(filepath.Join(dir, "run.json"), map[string]int{"a": 1}); err == nil {
+		t.Error("output.JSON followed a symbolic link")
 	}
 	if _, err := os.Stat(target); err == nil {
 		t.Error("the link's target was written")

@@ -7,15 +7,14 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
+	"certctl-loadtest/internal/output"
 	"certctl-loadtest/internal/results"
 )
 
@@ -130,7 +129,7 @@ func (r *Runner) startStack(ctx context.Context, compose Compose, svcs Services,
 // tearDown removes the stack, logging to logs/down.log; a failure leaves the command to run by hand.
 func (r *Runner) tearDown(compose Compose, dir string) {
 	var w io.Writer = io.Discard
-	if logf, err := createFile(filepath.Join(dir, "logs", "down.log")); err == nil {
+	if logf, err := output.Create(filepath.Join(dir, "logs", "down.log")); err == nil {
 		defer logf.Close()
 		w = logf
 	}
@@ -142,7 +141,7 @@ func (r *Runner) tearDown(compose Compose, dir string) {
 // up starts certctl and everything it depends on (compose's depends_on) and waits for certctl to be
 // healthy. It returns a sentence on failure.
 func (r *Runner) up(ctx context.Context, compose Compose, svcs Services, dir string, run *results.Run) string {
-	logf, err := createFile(filepath.Join(dir, "logs", "up.log"))
+	logf, err := output.Create(filepath.Join(dir, "logs", "up.log"))
 	if err != nil {
 		return err.Error()
 	}
@@ -203,7 +202,7 @@ func (r *Runner) upTierServices(ctx context.Context, compose Compose, svcs Servi
 		return ""
 	}
 	sort.Strings(extra)
-	logf, err := os.OpenFile(filepath.Join(dir, "logs", "up.log"), os.O_APPEND|os.O_WRONLY|os.O_CREATE|syscall.O_NOFOLLOW, 0o644)
+	logf, err := output.Append(filepath.Join(dir, "logs", "up.log"))
 	if err != nil {
 		return err.Error()
 	}
@@ -285,7 +284,7 @@ func serverHealthy(states []ServiceState) bool {
 }
 
 func (r *Runner) saveStackLogs(compose Compose, dir string) {
-	f, err := createFile(filepath.Join(dir, "logs", "stack.log"))
+	f, err := output.Create(filepath.Join(dir, "logs", "stack.log"))
 	if err != nil {
 		return
 	}

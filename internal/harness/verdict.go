@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"certctl-loadtest/internal/output"
 	"certctl-loadtest/internal/report"
 	"certctl-loadtest/internal/results"
 )
@@ -87,7 +88,7 @@ func (r *Runner) writeSummary(dir string, run *results.Run, code int, problem st
 		r.logf("exit %d, not %d: %s", code, results.ExitThresholds, why)
 	}
 	var failed []string
-	if err := writeJSON(filepath.Join(dir, "run.json"), run); err != nil {
+	if err := output.JSON(filepath.Join(dir, "run.json"), run); err != nil {
 		failed = append(failed, fmt.Sprintf("run.json (%v)", err))
 	}
 	if err := report.Write(dir, s); err != nil {

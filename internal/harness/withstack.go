@@ -10,8 +10,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 
+	"certctl-loadtest/internal/output"
 	"certctl-loadtest/internal/results"
 )
 
@@ -71,7 +71,7 @@ func (r *Runner) WithStack(ctx context.Context, fn func(ctx context.Context, dir
 		return results.ExitEnvironment
 	}
 	a.Compose = func(ctx context.Context, args ...string) error {
-		f, err := os.OpenFile(filepath.Join(dir, "logs", "compose.log"), os.O_APPEND|os.O_WRONLY|os.O_CREATE|syscall.O_NOFOLLOW, 0o644)
+		f, err := output.Append(filepath.Join(dir, "logs", "compose.log"))
 		if err != nil {
 			return err
 		}

@@ -1,14 +1,12 @@
 package overhead
 
 import (
-	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 
 	"certctl-loadtest/internal/compare"
+	"certctl-loadtest/internal/output"
 )
 
 // Text is overhead.txt: each configuration's significant changes, the budget, then compare's table
@@ -118,14 +116,5 @@ const (
 
 // Write writes overhead.json, .txt and .md into dir.
 func Write(dir string, r Result) error {
-	b, err := json.MarshalIndent(r, "", "  ")
-	if err != nil {
-		return err
-	}
-	for name, body := range map[string][]byte{JSONFile: append(b, '\n'), TextFile: []byte(Text(r)), MarkdownFile: []byte(Markdown(r))} {
-		if err := os.WriteFile(filepath.Join(dir, name), body, 0o644); err != nil {
-			return err
-		}
-	}
-	return nil
+	return output.Files(dir, output.File{Name: JSONFile, JSON: r}, output.File{Name: TextFile, Text: Text(r)}, output.File{Name: MarkdownFile, Text: Markdown(r)})
 }

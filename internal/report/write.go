@@ -3,6 +3,7 @@ package report
 import (
 	"path/filepath"
 
+	"certctl-loadtest/internal/output"
 	"certctl-loadtest/internal/results"
 )
 
@@ -12,12 +13,12 @@ func Write(dir string, s results.Summary) error {
 	if err := results.Write(dir, s); err != nil {
 		return err
 	}
-	if err := results.WriteFile(filepath.Join(dir, "summary.txt"), []byte(Text(s))); err != nil {
+	if err := output.Text(filepath.Join(dir, "summary.txt"), Text(s)); err != nil {
 		return err
 	}
 	page, err := Index(s, results.RegularFiles(dir))
 	if err != nil {
 		return err
 	}
-	return results.WriteFile(filepath.Join(dir, "index.html"), []byte(page))
+	return output.Text(filepath.Join(dir, "index.html"), page)
 }

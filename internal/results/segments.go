@@ -9,6 +9,7 @@
 package results
 
 import (
+	"certctl-loadtest/internal/output"
 	"certctl-loadtest/internal/samples"
 
 	"encoding/json"
@@ -98,11 +99,7 @@ func MergeSegments(dir, scenario string, exitCodes map[string]int) ([]Segment, b
 		return nil, false, fmt.Errorf("%s: the raw samples: %w", scenario, err)
 	}
 	out, segs, ok := merged(recs, pl, exitCodes)
-	b, err := json.MarshalIndent(out, "", "  ")
-	if err != nil {
-		return nil, false, err
-	}
-	if err := os.WriteFile(filepath.Join(dir, "scenarios", scenario+".json"), append(b, '\n'), 0o644); err != nil {
+	if err := output.JSON(filepath.Join(dir, "scenarios", scenario+".json"), out); err != nil {
 		return nil, false, err
 	}
 	return segs, ok, nil

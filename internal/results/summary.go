@@ -15,11 +15,11 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"certctl-loadtest/internal/defects"
 	"certctl-loadtest/internal/diagnosis"
+	"certctl-loadtest/internal/output"
 	"certctl-loadtest/internal/testbed"
 )
 
@@ -558,28 +558,7 @@ func Load(dir string) (Summary, error) {
 
 // Write writes summary.json into dir, refusing to follow a symbolic link planted in its place.
 func Write(dir string, s Summary) error {
-	b, err := json.MarshalIndent(s, "", "  ")
-	if err != nil {
-		return err
-	}
-	return WriteFile(filepath.Join(dir, "summary.json"), append(b, '\n'))
-}
-
-// WriteFile writes a file of the run 0644, refusing to follow a symbolic link planted in its place.
-func WriteFile(path string, b []byte) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_NOFOLLOW, 0o644)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(b)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		// A cut-off summary would read as a summary: none is better.
-		os.Remove(path)
-	}
-	return err
+	return output.JSON(filepath.Join(dir, "summary.json"), s)
 }
 
 // Assemble is the summary of run from the scenario records in dir: the run itself need not have been

@@ -1,15 +1,13 @@
 package soak
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
 	"strings"
 	"text/tabwriter"
 
 	"certctl-loadtest/internal/chart"
+	"certctl-loadtest/internal/output"
 )
 
 func num(v float64) string { return chart.Num(v) }
@@ -137,15 +135,7 @@ func SVGs(r Result) (p95, memory string) {
 
 // Write saves soak.json, soak.txt and the two plots in dir.
 func Write(dir string, r Result) error {
-	j, err := json.MarshalIndent(r, "", "  ")
-	if err != nil {
-		return err
-	}
 	p95, memory := SVGs(r)
-	for name, body := range map[string]string{"soak.json": string(j) + "\n", "soak.txt": Text(r), "soak-p95.svg": p95, "soak-memory.svg": memory} {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
-			return err
-		}
-	}
-	return nil
+	return output.Files(dir, output.File{Name: "soak.json", JSON: r}, output.File{Name: "soak.txt", Text: Text(r)},
+		output.File{Name: "soak-p95.svg", Text: p95}, output.File{Name: "soak-memory.svg", Text: memory})
 }

@@ -19,6 +19,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"certctl-loadtest/internal/output"
 )
 
 // Fetcher lists a workflow's previous runs and downloads their loadtest-* artifacts.
@@ -135,8 +137,7 @@ func (f Fetcher) Fetch(ctx context.Context, out string) (Index, error) {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return idx, err
 	}
-	b, _ := json.MarshalIndent(idx, "", "  ")
-	return idx, os.WriteFile(filepath.Join(out, "index.json"), append(b, '\n'), 0o644)
+	return idx, output.JSON(filepath.Join(out, "index.json"), idx)
 }
 
 func (f Fetcher) fetchRun(ctx context.Context, out string, ref *RunRef) error {

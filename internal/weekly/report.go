@@ -1,7 +1,6 @@
 package weekly
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"certctl-loadtest/internal/compare"
+	"certctl-loadtest/internal/output"
 )
 
 // Options say where this week, the previous weeks and the baselines are.
@@ -102,20 +102,11 @@ func write(dir string, out Output) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	b, err := json.MarshalIndent(out, "", "  ")
-	if err != nil {
-		return err
-	}
-	files := map[string]string{"trend.json": string(b) + "\n", "trend.md": Markdown(out)}
+	files := []output.File{{Name: "trend.json", JSON: out}, {Name: "trend.md", Text: Markdown(out)}}
 	for name, svg := range SVGs(out.Trend) {
-		files[name] = svg
+		files = append(files, output.File{Name: name, Text: svg})
 	}
-	for name, body := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
-			return err
-		}
-	}
-	return nil
+	return output.Files(dir, files...)
 }
 
 // Markdown is trend.md, the job summary: the verdict, each comparison, the trend table.
