@@ -411,7 +411,7 @@ func planRows(ctx context.Context, e Env, cfg harness.Config) ([]plan.Row, error
 	}
 	args := []string{"inspect"}
 	for _, kv := range envList(cfg.Env) {
-		if k, _, _ := strings.Cut(kv, "="); k == "DURATION" || harness.K6Env(k) {
+		if k, _, _ := strings.Cut(kv, "="); harness.K6Env(k) {
 			args = append(args, "-e", kv)
 		}
 	}

@@ -193,7 +193,7 @@ func gateCmd(ctx context.Context, e Env, cmd string, args []string) int {
 		return m.fail("TARGET=external: the gate runs both builds on stacks of its own")
 	}
 	p.Stacks = max(1, len(first.seq))
-	d, _ := harness.ParseDuration("DURATION", p.Duration)
+	d := first.cfg.Length
 	cost := stackCostS
 	if slices.Contains(first.cfg.Tiers, harness.DeployTier) {
 		cost = deployStackCostS

@@ -97,8 +97,8 @@ func k8sCmd(ctx context.Context, e Env, args []string) int {
 	if e.Getenv("CERTCTL_TLS_VERIFY") == "false" {
 		plain = append(plain, k8s.EnvVar{Name: "K6_INSECURE_SKIP_TLS_VERIFY", Value: "true"})
 	}
-	// The archive's -e: DURATION and the knobs k6 reads, so its options are this configuration's.
-	archiveEnv := []string{"-e", "DURATION=" + cfg.Duration}
+	// The archive's -e: the knobs k6 reads (DURATION among them), so its options are this configuration's.
+	var archiveEnv []string
 	keys := make([]string, 0, len(cfg.Env))
 	for k := range cfg.Env {
 		if harness.K6Env(k) {

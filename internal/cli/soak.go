@@ -41,8 +41,7 @@ func soakCmd(ctx context.Context, m measure) int {
 		return m.fail("%v", err)
 	}
 	// The first window is the warm-up; three more give a slope with an interval.
-	d, _ := harness.ParseDuration("DURATION", cfg.Duration) // Load checked it
-	if windows := int(d / b.Window); windows < 4 {
+	if windows := int(cfg.Length / b.Window); windows < 4 {
 		return m.fail("DURATION=%s in windows of SOAK_WINDOW=%s is %d window(s): a drift needs four at least (the first is the warm-up)", cfg.Duration, b.Window, windows)
 	}
 	if !cfg.Containers || !cfg.Collector {
