@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strconv"
 	"strings"
@@ -171,4 +172,27 @@ func (r *Runner) projectContainers(ctx context.Context) map[string]string {
 		}
 	}
 	return m
+}
+
+// ContainerSample is one line of server/containers.jsonl.
+type ContainerSample struct {
+	At        time.Time `json:"at"`
+	Service   string    `json:"service"`
+	Container string    `json:"container"`
+	CPUPct    float64   `json:"cpu_pct"` // of one CPU, as docker stats reports it
+	MemBytes  int64     `json:"mem_bytes"`
+	// Refresh numbers docker stats' screens: the samples of one refresh are one moment of the machine.
+	Refresh int `json:"refresh"`
+}
+
+var replicaRE = regexp.MustCompile(`-\d+$`)
+
+// serviceOf is the compose service of a container name: <project>-<service>-<n>, or the harness's own
+// k6 name <project>-k6-<scenario>, which stays whole.
+func serviceOf(name, project string) string {
+	s := strings.TrimPrefix(name, project+"-")
+	if strings.HasPrefix(s, k6Service+"-") {
+		return s
+	}
+	return replicaRE.ReplaceAllString(s, "")
 }

@@ -18,10 +18,6 @@ import (
 	"certctl-loadtest/internal/output"
 )
 
-// collectorService samples certctl's database and metrics beside the load (cmd/collector); profile
-// "collector", started only here.
-const collectorService = "collector"
-
 // startCollectors starts what records the server side during the load (DIAGNOSIS): the collector
 // container and the containers' CPU (their cgroups, else a `docker stats` stream), writing to server/. It waits
 // for the collector's first samples, so the load's first seconds are in them. The returned stop ends
@@ -88,17 +84,6 @@ func writeCollectorFailure(server, reason string) {
 // HostFile is where the machine's own CPU samples go, under server/.
 const HostFile = "host.jsonl"
 
-// ContainerSample is one line of server/containers.jsonl.
-type ContainerSample struct {
-	At        time.Time `json:"at"`
-	Service   string    `json:"service"`
-	Container string    `json:"container"`
-	CPUPct    float64   `json:"cpu_pct"` // of one CPU, as docker stats reports it
-	MemBytes  int64     `json:"mem_bytes"`
-	// Refresh numbers docker stats' screens: the samples of one refresh are one moment of the machine.
-	Refresh int `json:"refresh"`
-}
-
 // sampleContainers records every container's CPU and memory into server/containers.jsonl: from the
 // cgroup files where the host has them (sampleCgroups), else by streaming `docker stats`, which works
 // wherever docker does (Docker Desktop too) but costs the engine more.
@@ -159,22 +144,6 @@ func (r *Runner) sampleContainers(server string) (stop func()) {
 			r.logf("docker stats gave no sample of the stack's containers (%s): the diagnosis has no CPU figures", firstLine(errb.String(), nil))
 		}
 	}
-}
-
-// lockedWriter lets stop close the file only once the sampler is not writing.
-type lockedWriter struct {
-	sync.Mutex
-	w      io.Writer
-	closed bool
-}
-
-func (l *lockedWriter) Write(b []byte) (int, error) {
-	l.Lock()
-	defer l.Unlock()
-	if l.closed {
-		return len(b), nil // the run is over: a last sample has nowhere to go
-	}
-	return l.w.Write(b)
 }
 
 // statsWriter turns docker stats' lines into ContainerSample lines. Between refreshes docker stats
@@ -241,18 +210,6 @@ func ParseStatsLine(b []byte, project string, at time.Time) (ContainerSample, bo
 	}
 	used, _, _ := strings.Cut(v.MemUsage, "/")
 	return ContainerSample{At: at, Service: serviceOf(v.Name, project), Container: v.Name, CPUPct: cpu, MemBytes: parseBytes(strings.TrimSpace(used))}, true
-}
-
-var replicaRE = regexp.MustCompile(`-\d+$`)
-
-// serviceOf is the compose service of a container name: <project>-<service>-<n>, or the harness's own
-// k6 name <project>-k6-<scenario>, which stays whole.
-func serviceOf(name, project string) string {
-	s := strings.TrimPrefix(name, project+"-")
-	if strings.HasPrefix(s, k6Service+"-") {
-		return s
-	}
-	return replicaRE.ReplaceAllString(s, "")
 }
 
 // parseBytes reads docker's human sizes: 512B, 1.5KiB, 120MiB, 2GiB (and the decimal kB/MB/GB).

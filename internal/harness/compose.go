@@ -225,3 +225,7 @@ func (c Compose) Down(out io.Writer) error {
 	}
 	return nil
 }
+
+// collectorService samples certctl's database and metrics beside the load (cmd/collector); profile
+// "collector", started only here.
+const collectorService = "collector"

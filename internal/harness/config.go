@@ -73,24 +73,6 @@ type Scenario struct {
 	Path string `json:"path"` // relative to the repository root
 }
 
-var (
-	durationRE = regexp.MustCompile(`^(\d+(\.\d+)?(ms|s|m|h))+$`)
-	runIDRE    = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,39}$`)
-)
-
-// ParseDuration accepts what k6 accepts for a scenario duration and nothing else.
-func ParseDuration(name, s string) (time.Duration, error) {
-	bad := fmt.Errorf("%s=%q is not a duration: use a number with ms, s, m or h, e.g. 30s or 5m", name, s)
-	if !durationRE.MatchString(s) {
-		return 0, bad
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil || d <= 0 {
-		return 0, bad
-	}
-	return d, nil
-}
-
 // Harness knobs passed through to k6 by name when set; RATE_<SCENARIO> is checked per scenario.
 var k6Passthrough = []string{"MAX_VUS", "PRE_VUS"}
 
@@ -105,32 +87,6 @@ var K6ServiceEnv = []string{"CERTCTL_URL", "CERTCTL_TOKEN", "RUN_ID", "RESULTS_D
 func K6Env(name string) bool {
 	k, ok := LookupKnob(name)
 	return ok && k.ReadBy("k6") && !slices.Contains(K6ServiceEnv, k.Name) && k.Name != "K6_OUT"
-}
-
-// Load reads the run's configuration. getenv is os.Getenv in production.
-func Load(root string, getenv func(string) string, now time.Time) (Config, error) {
-	c := Config{Root: root, Env: map[string]string{}}
-	get := func(k, def string) string {
-		if v := strings.TrimSpace(getenv(k)); v != "" {
-			return v
-		}
-		return def
-	}
-	// In this order: a later step reads what an earlier one settled (tiers before the limiter,
-	// scenarios and DURATION before the bulk pool).
-	for _, step := range []func(getter) error{
-		c.loadTiers, c.loadDist, c.loadFaultProxy, c.loadTimes, c.loadImages, c.loadLoadShape, c.loadScheduler, c.loadAuth,
-		c.loadK6Checks, c.loadK6Outputs, c.loadSegments, c.loadTarget, func(g getter) error { return c.loadRunID(g, now) }, c.loadSecrets, c.loadLimiter,
-	} {
-		if err := step(get); err != nil {
-			return c, err
-		}
-	}
-	c.Env["DURATION"] = c.Duration
-	c.Env["RUN_ID"] = c.RunID
-	c.Env["RUN_DIR"] = c.RunDir()
-	c.Env["COMPOSE_PROJECT_NAME"] = c.Project
-	return c, nil
 }
 
 // getter reads a knob: its trimmed value, or def when unset or empty.
@@ -578,12 +534,11 @@ func (c *Config) loadSecrets(get getter) error {
 	return nil
 }
 
-// loadLimiter records whether certctl's rate limiter is on, and puts in force what the tiers force
-// (the limiter tier turns it on).
+// loadLimiter records whether certctl's rate limiter is on (the limiter tier then forces it on).
 func (c *Config) loadLimiter(get getter) error {
 	// Effective even when unset, so run.json says whether certctl's limiter was in the way.
 	c.Env["CERTCTL_RATE_LIMIT_ENABLED"] = get("CERTCTL_RATE_LIMIT_ENABLED", KnobDefault("CERTCTL_RATE_LIMIT_ENABLED"))
-	return c.forceTierSettings(get)
+	return nil
 }
 
 // The diagnosis's samplers, as DIAGNOSIS names them.
@@ -698,43 +653,6 @@ const SpotcheckDir = "spotcheck"
 // ExternalDir holds the scripts that seed and clean an external certctl (k6/external): no tier.
 const ExternalDir = "external"
 
-// LoadSpotchecks is Load for `loadtest spotcheck`: the same stack and knobs, but the scripts are
-// k6/spotcheck/*.js (SCENARIOS picks some of them), run one after another, in file-name order.
-// TIER does not apply.
-func LoadSpotchecks(root string, getenv func(string) string, now time.Time) (Config, error) {
-	c, err := Load(root, func(k string) string {
-		if k == "TIER" || k == "SCENARIOS" {
-			return ""
-		}
-		return getenv(k)
-	}, now)
-	if err != nil {
-		return c, err
-	}
-	files, err := filepath.Glob(filepath.Join(root, "k6", SpotcheckDir, "*.js"))
-	if err != nil || len(files) == 0 {
-		return c, fmt.Errorf("no spot checks under %s/k6/%s/*.js", root, SpotcheckDir)
-	}
-	// The scale profile brings the seeder: SEED_BULK_CERTS certificates (10000) give the inventory
-	// walk something to walk; an empty inventory is one page and measures nothing.
-	c.Tiers, c.Scenarios, c.Spotcheck = []string{SpotcheckDir, "scale"}, nil, true
-	// Spot checks are single requests timed one at a time: nothing for the collectors to explain.
-	c.Collector, c.Containers = false, false
-	if v := strings.TrimSpace(getenv("CERTCTL_SCHEDULER_RENEWAL_CHECK_INTERVAL")); v == "" {
-		c.Env["CERTCTL_SCHEDULER_RENEWAL_CHECK_INTERVAL"] = SpotcheckRenewalCheckInterval
-	}
-	for _, f := range files {
-		rel, _ := filepath.Rel(root, f)
-		c.Scenarios = append(c.Scenarios, Scenario{Tier: SpotcheckDir, Name: strings.TrimSuffix(filepath.Base(f), ".js"), Path: filepath.ToSlash(rel)})
-	}
-	if spec := strings.TrimSpace(getenv("SCENARIOS")); spec != "" {
-		if c.Scenarios, err = selectScenarios(spec, c.Scenarios, nil, nil); err != nil {
-			return c, err
-		}
-	}
-	return c, nil
-}
-
 // FaultKnobs are the fault proxy's settings: any of them set puts the proxy between k6 and certctl.
 var FaultKnobs = []string{"FAULT_LATENCY", "FAULT_ERROR_RATE", "FAULT_BODY_RATE", "FAULT_ROUTE"}
 
@@ -767,9 +685,13 @@ func loadFaults(get func(k, def string) string, env map[string]string) error {
 
 var faultRouteRE = regexp.MustCompile(`^[A-Z]+( /[^$]*\$?)?$`)
 
-func get3m(v string) string {
-	if v == "" {
-		return "3m"
-	}
-	return v
+// External is a certctl the harness did not start (TARGET=external).
+type External struct {
+	URL      string
+	CABundle string // PEM file of the CAs to trust; empty: the system's
+	Verify   bool
+	Public   bool // the address is public and ALLOW_PUBLIC_TARGET=yes said so
+	// AllowPublic: ALLOW_PUBLIC_TARGET=yes, the operator's word that this certctl is theirs to load.
+	AllowPublic bool
+	Network     string
 }

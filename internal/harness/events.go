@@ -157,8 +157,8 @@ func describeService(evs []results.StackEvent, scenarios []results.ScenarioRun) 
 		case "oom":
 			oom = true
 		case "pause":
-			s := fmt.Sprintf("%s was paused at %s into the load%s", svc, clock(e.IntoLoadS), during(e.At, scenarios))
-			if j := next(evs, i, "unpause"); j >= 0 {
+			s := fmt.Sprintf("%s was paused at %s into the load%s", svc, clock(e.IntoLoadS), scenariosAt(e.At, scenarios))
+			if j := nextEvent(evs, i, "unpause"); j >= 0 {
 				s += fmt.Sprintf(" and resumed %.1f s later", evs[j].At.Sub(e.At).Seconds())
 			} else {
 				s += " and was still paused when the load ended"
@@ -169,14 +169,14 @@ func describeService(evs []results.StackEvent, scenarios []results.ScenarioRun) 
 			if e.ExitCode != nil {
 				code = *e.ExitCode
 			}
-			s := fmt.Sprintf("%s exited with %d at %s into the load%s", svc, code, clock(e.IntoLoadS), during(e.At, scenarios))
-			if k := prev(evs, i, "kill"); k >= 0 && evs[k].Signal != "" {
+			s := fmt.Sprintf("%s exited with %d at %s into the load%s", svc, code, clock(e.IntoLoadS), scenariosAt(e.At, scenarios))
+			if k := prevEvent(evs, i, "kill"); k >= 0 && evs[k].Signal != "" {
 				s += fmt.Sprintf(" (sent signal %s)", evs[k].Signal)
 			}
 			if oom {
 				s += " (out of memory)"
 			}
-			if j := next(evs, i, "start"); j >= 0 {
+			if j := nextEvent(evs, i, "start"); j >= 0 {
 				s += fmt.Sprintf(" and restarted %.1f s later", evs[j].At.Sub(e.At).Seconds())
 			} else {
 				s += " and did not come back"
@@ -187,7 +187,7 @@ func describeService(evs []results.StackEvent, scenarios []results.ScenarioRun) 
 	return out
 }
 
-func next(evs []results.StackEvent, i int, action string) int {
+func nextEvent(evs []results.StackEvent, i int, action string) int {
 	for j := i + 1; j < len(evs); j++ {
 		if evs[j].Action == action {
 			return j
@@ -199,7 +199,7 @@ func next(evs []results.StackEvent, i int, action string) int {
 	return -1
 }
 
-func prev(evs []results.StackEvent, i int, action string) int {
+func prevEvent(evs []results.StackEvent, i int, action string) int {
 	for j := i - 1; j >= 0 && evs[i].At.Sub(evs[j].At) < 15*time.Second; j-- {
 		if evs[j].Action == action {
 			return j
@@ -208,8 +208,8 @@ func prev(evs []results.StackEvent, i int, action string) int {
 	return -1
 }
 
-// during names the scenarios whose k6 ran at t.
-func during(t time.Time, scenarios []results.ScenarioRun) string {
+// scenariosAt names the scenarios whose k6 ran at t.
+func scenariosAt(t time.Time, scenarios []results.ScenarioRun) string {
 	var names []string
 	for _, s := range scenarios {
 		if s.StartedAt != nil && !t.Before(*s.StartedAt) && (s.EndedAt == nil || !t.After(*s.EndedAt)) {
@@ -220,13 +220,4 @@ func during(t time.Time, scenarios []results.ScenarioRun) string {
 		return ""
 	}
 	return " (during " + strings.Join(names, ", ") + ")"
-}
-
-// clock formats seconds into the load as mm:ss.
-func clock(s float64) string {
-	if s < 0 {
-		s = 0
-	}
-	n := int(s)
-	return fmt.Sprintf("%02d:%02d", n/60, n%60)
 }

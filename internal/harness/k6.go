@@ -4,7 +4,6 @@
 package harness
 
 import (
-	"bufio"
 	"bytes"
 	"compress/gzip"
 	"context"
@@ -112,71 +111,6 @@ func (r *Runner) runScenarios(ctx context.Context, compose Compose, dir string) 
 		}
 	}
 	return st.runs
-}
-
-// k6Runs is what the k6 processes of a run share while they run, under its own lock: each scenario's
-// run as run.json records it, its segments' exit codes, and the live view the progress lines read. The
-// console has the Runner's lock.
-type k6Runs struct {
-	mu    sync.Mutex
-	runs  []results.ScenarioRun
-	codes []map[string]int // per scenario: segment → exit code
-	live  []liveScenario   // per k6 process: scenario i's segment j at i*segments+j
-}
-
-func newK6Runs(scenarios, segments int) *k6Runs {
-	st := &k6Runs{runs: make([]results.ScenarioRun, scenarios), codes: make([]map[string]int, scenarios), live: make([]liveScenario, scenarios*segments)}
-	for i := range st.codes {
-		st.codes[i] = map[string]int{}
-	}
-	return st
-}
-
-// started records a k6 process's start: a scenario started when its first segment did.
-func (st *k6Runs) started(i, slot int, l liveScenario) {
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	if st.runs[i].StartedAt == nil || l.started.Before(*st.runs[i].StartedAt) {
-		at := l.started
-		st.runs[i].StartedAt = &at
-	}
-	st.live[slot] = l
-}
-
-// ended records a k6 process's end: a scenario ended when its last segment did; a segment's code
-// waits for the merge.
-func (st *k6Runs) ended(i, slot int, segment string, code int, at time.Time) (RequestFailures, FirstFailures) {
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	if st.runs[i].EndedAt == nil || at.After(*st.runs[i].EndedAt) {
-		st.runs[i].EndedAt = &at
-	}
-	if segment == "" {
-		st.runs[i].ExitCode = code
-	} else {
-		st.codes[i][segment] = code
-	}
-	return st.live[slot].failures, st.live[slot].first
-}
-
-// failed counts one request of a k6 process that k6 could not complete, keeping each kind's first error.
-func (st *k6Runs) failed(slot int, kind, err string) {
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	l := &st.live[slot]
-	if l.failures == nil {
-		l.failures, l.first = RequestFailures{}, FirstFailures{}
-	}
-	if l.failures[kind] == 0 {
-		l.first[kind] = err
-	}
-	l.failures[kind]++
-}
-
-func (st *k6Runs) stopped(slot int) {
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	st.live[slot].done = true
 }
 
 // runK6 runs one k6 process to its end: its output in the scenario's log (each line marked with its
@@ -351,45 +285,4 @@ func (r *Runner) awaitK6(name string) {
 		case <-time.After(250 * time.Millisecond):
 		}
 	}
-}
-
-// lineWriter hands what is written to emit one whole line at a time; Flush completes a last line
-// left without its newline.
-type lineWriter struct {
-	emit func(line []byte)
-	buf  []byte
-}
-
-func (l *lineWriter) Write(b []byte) (int, error) {
-	l.buf = append(l.buf, b...)
-	for {
-		i := bytes.IndexByte(l.buf, '\n')
-		if i < 0 {
-			return len(b), nil
-		}
-		l.emit(l.buf[:i+1])
-		l.buf = l.buf[i+1:]
-	}
-}
-
-func (l *lineWriter) Flush() {
-	if len(l.buf) > 0 {
-		l.emit(append(l.buf, '\n'))
-		l.buf = nil
-	}
-}
-
-// prefixWriter writes complete lines with a prefix, so parallel k6 outputs stay readable; mu is the
-// lock of out it shares with other writers.
-type prefixWriter struct{ lineWriter }
-
-func newPrefixWriter(prefix string, out io.Writer, mu *sync.Mutex) *prefixWriter {
-	return &prefixWriter{lineWriter{emit: func(line []byte) {
-		mu.Lock()
-		defer mu.Unlock()
-		w := bufio.NewWriter(out)
-		w.WriteString(prefix)
-		w.Write(line)
-		w.Flush()
-	}}}
 }

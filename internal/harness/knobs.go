@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Knob is one environment variable the harness reads. This registry is the one place a knob's default
@@ -233,4 +234,22 @@ func (k Knob) pattern() *regexp.Regexp {
 		parts[i] = regexp.QuoteMeta(p)
 	}
 	return regexp.MustCompile("^" + strings.Join(parts, "[A-Z0-9_]+") + "$")
+}
+
+var (
+	durationRE = regexp.MustCompile(`^(\d+(\.\d+)?(ms|s|m|h))+$`)
+	runIDRE    = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,39}$`)
+)
+
+// ParseDuration accepts what k6 accepts for a scenario duration and nothing else.
+func ParseDuration(name, s string) (time.Duration, error) {
+	bad := fmt.Errorf("%s=%q is not a duration: use a number with ms, s, m or h, e.g. 30s or 5m", name, s)
+	if !durationRE.MatchString(s) {
+		return 0, bad
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		return 0, bad
+	}
+	return d, nil
 }

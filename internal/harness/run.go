@@ -4,53 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
-	"sync"
-	"time"
 
 	"certctl-loadtest/internal/output"
 	"certctl-loadtest/internal/results"
-	"certctl-loadtest/internal/testbed"
 )
-
-// Runner performs one run. Everything that touches the outside world is a field, so tests can replace it.
-type Runner struct {
-	Cfg     Config
-	Exec    Executor
-	Env     []string
-	Stdout  io.Writer
-	Stderr  io.Writer
-	Now     func() time.Time
-	Command string // how to repeat the run, for run.json
-	// Settings are the knobs in force (InForce): run.json keeps them, compare sets two sides' apart.
-	Settings []Setting
-	Harness  string // this harness's revision, for run.json
-	// Owner owns the run directory and everything in it, k6's records included (k6 runs as this user):
-	// the invoking user, also when the harness runs as root through sudo.
-	Owner Owner
-	// Created is set once the run's directory exists: from then on it holds a summary.
-	Created bool
-	// Calibrate measures the machine before the stack starts (testbed.Measure), timing fdatasync in
-	// fsyncDir; nil: the run records no testbed (the unit tests).
-	Calibrate func(ctx context.Context, fsyncDir string) testbed.Calibration
-	// HTTPGet reads a URL on the stack's network (k6's REST API, for the progress lines); nil: net/http.
-	HTTPGet func(ctx context.Context, url string) ([]byte, error)
-
-	console sync.Mutex // one line at a time on Stderr, from the k6 processes and the harness alike
-
-	statsOnce   sync.Once
-	statsClient *http.Client // the progress lines' reads of k6's REST API
-}
-
-func (r *Runner) logf(format string, a ...any) {
-	r.console.Lock()
-	defer r.console.Unlock()
-	fmt.Fprintf(r.Stderr, "loadtest: "+format+"\n", a...)
-}
 
 // Run executes the whole run and returns the process exit code. Whatever happens after the run
 // directory exists, run.json, summary.json and summary.txt are written before it returns.
@@ -122,7 +82,7 @@ func (r *Runner) Run(ctx context.Context) int {
 			in.At = loadEnd
 		}
 		return r.writeSummary(dir, &run, results.ExitInterrupted, fmt.Sprintf("the run was %s at %s into the load%s: k6 stopped early, and the figures up to then are kept",
-			in.Error(), clock(in.At.Sub(loadStart).Seconds()), during(in.At, run.Scenarios)))
+			in.Error(), clock(in.At.Sub(loadStart).Seconds()), scenariosAt(in.At, run.Scenarios)))
 	case len(run.Faults) > 0:
 		code = results.ExitStackFault
 	}

@@ -67,17 +67,6 @@ func SegmentArgs(i, n int) []string {
 // SegmentID names process i of n in file names: "2of4".
 func SegmentID(i, n int) string { return fmt.Sprintf("%dof%d", i+1, n) }
 
-// External is a certctl the harness did not start (TARGET=external).
-type External struct {
-	URL      string
-	CABundle string // PEM file of the CAs to trust; empty: the system's
-	Verify   bool
-	Public   bool // the address is public and ALLOW_PUBLIC_TARGET=yes said so
-	// AllowPublic: ALLOW_PUBLIC_TARGET=yes, the operator's word that this certctl is theirs to load.
-	AllowPublic bool
-	Network     string
-}
-
 // externalUnavailable: what a scenario needs that an external certctl does not give the harness (a
 // tier's is Tier.NotExternal); such scenarios are left out of an external run, with this reason.
 var externalUnavailable = map[string]string{
