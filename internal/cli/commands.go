@@ -2,9 +2,8 @@ package cli
 
 import (
 	"context"
-	"sort"
-
 	"slices"
+	"sort"
 )
 
 // command is one subcommand: its page (what `loadtest help` lists and `loadtest help <name>` prints) and

@@ -162,7 +162,7 @@ func compareKnees(e Env, pos []string, format string, tolerance float64, out str
 	b, _ := output.Marshal(c)
 	text := c.Text + "\n"
 	if out != "" {
-		if err := os.MkdirAll(out, 0o755); err == nil {
+		if err = os.MkdirAll(out, 0o755); err == nil {
 			err = output.Files(out, output.File{Name: "knees.json", Text: string(b)}, output.File{Name: "knees.txt", Text: text}, output.File{Name: "knees.md", Text: capacity.KneeMarkdown(c)})
 		}
 		if err != nil {
