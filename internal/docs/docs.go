@@ -58,19 +58,11 @@ func Collect(root string, inspect Inspector) ([]Row, error) {
 	}
 	sort.Slice(rows, func(i, j int) bool {
 		if rows[i].Tier != rows[j].Tier {
-			return tierOrder(rows[i].Tier) < tierOrder(rows[j].Tier)
+			return harness.TierIndex(rows[i].Tier) < harness.TierIndex(rows[j].Tier)
 		}
 		return rows[i].Scenario < rows[j].Scenario
 	})
 	return rows, nil
-}
-
-func tierOrder(t string) string {
-	order := map[string]string{"api": "1", "connector": "2", "acme": "3", "scale": "4"}
-	if o, ok := order[t]; ok {
-		return o
-	}
-	return "9" + t
 }
 
 // ScenarioTable renders one Markdown row per scenario: load shape and every threshold.
