@@ -108,12 +108,10 @@ func Blocks(root string, inspect Inspector) (map[string]string, error) {
 		"findings": FindingsTable(catalog), "workflow-tier": tierInput, "workflow-own-stack": ownStack,
 		"growth-measured": growthTable, "auth-measured": authTable,
 	}
-	for _, e := range catalog.Findings {
-		script, err := os.ReadFile(filepath.Join(root, findings.ReproDir, e.ID+".sh"))
-		if err != nil {
-			return nil, fmt.Errorf("finding %s: %w", e.ID, err)
+	for _, kind := range []string{findings.KindDefect, findings.KindDesign, findings.KindDocumentation} {
+		if blocks["findings-"+kind], err = FindingSections(root, catalog, kind); err != nil {
+			return nil, err
 		}
-		blocks["finding-"+e.ID] = FindingBlock(catalog, e, findings.NeedsDatabase(string(script)))
 	}
 	return blocks, nil
 }
@@ -208,7 +206,7 @@ func FindingsTable(c findings.Catalog) string {
 	return b.String()
 }
 
-// FindingBlock opens a finding's section of docs/certctl-findings.md with what catalog.yaml holds: its
+// FindingBlock opens a finding's section of docs/certctl-findings.md with what its record's data says: its
 // kind, the builds its script reproduces on, what it costs a fleet, the code at each build and how to
 // run the script. database: the script needs PGURL.
 func FindingBlock(c findings.Catalog, e findings.Entry, database bool) string {
