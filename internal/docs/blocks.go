@@ -34,7 +34,7 @@ func CleanEnv(environ []string) []string {
 // comments.
 var Documents = []string{"README.md", "docs/configuration.md", "docs/scale.md", "docs/performance-baselines.md",
 	"docs/methodology.md", "docs/certctl-findings.md", "docs/diagnosis.md", "docs/growth.md", "docs/auth.md", "seed/README.md", "k6/lib/knobs.js", "Makefile",
-	".github/workflows/loadtest.yml"}
+	".github/workflows/loadtest.yml", "internal/defects/registry.yaml"}
 
 // Blocks renders every generated block by name.
 func Blocks(root string, inspect Inspector) (map[string]string, error) {
@@ -112,6 +112,9 @@ func Blocks(root string, inspect Inspector) (map[string]string, error) {
 		if blocks["findings-"+kind], err = FindingSections(root, catalog, kind); err != nil {
 			return nil, err
 		}
+	}
+	if blocks["registry-file"], err = RegistryFile(catalog); err != nil {
+		return nil, err
 	}
 	return blocks, nil
 }

@@ -27,3 +27,11 @@ func FindingSections(root string, c findings.Catalog, kind string) (string, erro
 	}
 	return strings.Join(sections, "\n"), nil
 }
+
+// RegistryFile is internal/defects/registry.yaml's entries: the records' registry parts in the form
+// DEFECTS_REGISTRY reads, for a team to start its own from. The block ends inside the comment that carries
+// the end marker, hence the trailing "# ".
+func RegistryFile(c findings.Catalog) (string, error) {
+	b, err := c.RegistryYAML()
+	return string(b) + "# ", err
+}
