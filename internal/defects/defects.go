@@ -189,6 +189,50 @@ func fromCatalog(cat findings.Catalog) ([]Entry, error) {
 	return reg, nil
 }
 
+// Sentence is a finding's line in a run's summary (its record's summary:), with its registry entry's
+// workaround when it has one: the line then says whether the run applied it.
+type Sentence struct {
+	findings.Sentence
+	ID     string
+	around *Workaround
+}
+
+// Sentences are the findings' summary lines, in the records' order.
+func Sentences() ([]Sentence, error) {
+	cat, err := findings.Load()
+	if err != nil {
+		return nil, err
+	}
+	reg, err := fromCatalog(cat)
+	if err != nil {
+		return nil, err
+	}
+	var out []Sentence
+	for _, f := range cat.Findings {
+		if f.Summary == nil {
+			continue
+		}
+		s := Sentence{Sentence: *f.Summary, ID: f.ID}
+		if i := slices.IndexFunc(reg, func(e Entry) bool { return e.ID == f.ID }); i >= 0 {
+			s.around = reg[i].WorkedAroundBy
+		}
+		if s.IfWorkedAround != "" && s.around == nil {
+			return nil, fmt.Errorf("docs/findings/%s.md: summary: if_worked_around, but its registry part names no worked_around_by", f.ID)
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// In is the sentence for a scenario whose record counts the finding; false when it counts none.
+func (s Sentence) In(sc Scenario) (string, bool) {
+	n := sc.Counters[s.Counter]
+	if n <= 0 {
+		return "", false
+	}
+	return s.Text(s.ID, sc.Name, n, s.around.holds(sc)), true
+}
+
 var exprRE = regexp.MustCompile(`^(\S+) (rate|count|med|avg|min|max|p\(\d+(?:\.\d+)?\))\s*(<=|>=|==|!=|<|>)\s*([0-9.]+)$`)
 
 // parsed is a threshold key read: its aggregate, comparison and bound.
