@@ -9,9 +9,9 @@ MAKEFLAGS += --no-print-directory
 # and results/latest/summary.json records it (what each code means: README.md, "Exit codes", rendered
 # from harness.ExitCodes). Scripts that need the code itself call bin/loadtest directly.
 LOADTEST := bin/loadtest
-# Every file under cmd/ and internal/ but test data: the embedded ones (registry.yaml, rules.yaml,
-# templates) rebuild the binary too.
-GO_SOURCES := $(shell find cmd internal -type f -not -path '*/testdata/*' 2>/dev/null) go.mod go.sum
+# Every file under cmd/ and internal/ but test data: the embedded ones (rules.yaml, templates) rebuild
+# the binary too, and so do the findings' records (docs/findings, embedded there).
+GO_SOURCES := $(shell find cmd internal -type f -not -path '*/testdata/*' 2>/dev/null) $(wildcard docs/findings/*.md docs/findings/*.go docs/findings/*.yaml) go.mod go.sum
 
 .PHONY: help quickstart seed-external clean-external k8s collect capacity overhead findings compare compare-builds gate baseline loadtest loadtest-acme loadtest-deploy loadtest-pki loadtest-auth loadtest-growth loadtest-soak loadtest-coldstart loadtest-limiter certctl-images spotcheck loadtest-scale loadtest-scale-bulk loadtest-scale-acme loadtest-scale-agent check report docs images test test-full test-unit test-browser test-k6 test-e2e test-e2e-full test-workflow test-workflow-full clean deps
 

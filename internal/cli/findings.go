@@ -165,11 +165,6 @@ func issueCmd(e Env, cat findings.Catalog, id string) int {
 		fmt.Fprintf(e.Stderr, "loadtest: findings --issue: no finding %q%s\n", id, suggest(id, cat.IDs()))
 		return results.ExitBadInput
 	}
-	doc, err := os.ReadFile(filepath.Join(e.Root, "docs", "certctl-findings.md"))
-	if err != nil {
-		fmt.Fprintf(e.Stderr, "loadtest: findings --issue: %v\n", err)
-		return results.ExitEnvironment
-	}
 	dir := filepath.Join(e.Root, findings.ReproDir)
 	script, err := os.ReadFile(filepath.Join(dir, id+".sh"))
 	if err != nil {
@@ -181,7 +176,7 @@ func issueCmd(e Env, cat findings.Catalog, id string) int {
 		fmt.Fprintf(e.Stderr, "loadtest: findings --issue: %v\n", err)
 		return results.ExitEnvironment
 	}
-	fmt.Fprint(e.Stdout, findings.IssueBody(cat, entry, findings.Sections(doc)[id], findings.Bundle(string(lib), string(script))))
+	fmt.Fprint(e.Stdout, findings.IssueBody(cat, entry, findings.Bundle(string(lib), string(script))))
 	return results.ExitOK
 }
 

@@ -1,5 +1,5 @@
-// Package defects is the registry of certctl's known defects that a run's budgets meet
-// (registry.yaml, one entry per docs/certctl-findings.md anchor) and the classification of a run's
+// Package defects is the registry of certctl's known defects that a run's budgets meet (the `registry:`
+// part of a finding's record, docs/findings/<id>.md, in registry.yaml's form) and the classification of a run's
 // breaches against it. A broken threshold is known only as far as the defect's own signature in the
 // same record accounts for it: a count or a rate up to what the signature's events explain, a budget
 // that judged no sample only when the signature accounts for every attempt that is missing, a latency
@@ -12,7 +12,6 @@ package defects
 import (
 	"certctl-loadtest/internal/findings"
 	"certctl-loadtest/internal/testbed"
-	_ "embed"
 	"fmt"
 	"math"
 	"regexp"
@@ -23,9 +22,6 @@ import (
 
 	"gopkg.in/yaml.v3"
 )
-
-//go:embed registry.yaml
-var registrySource []byte
 
 // Entry is one defect of the registry.
 type Entry struct {
@@ -45,7 +41,7 @@ type Entry struct {
 	// at a load. A latency is explained only on a build with a recording, up to that value and noise.
 	Recorded []Recording `yaml:"recorded,omitempty" json:"-"`
 	// Reproduced: the builds its script (docs/findings/repro/<id>.sh) reproduces it on without the
-	// harness, from internal/findings' catalogue (the registry's own file does not say).
+	// harness, from the finding's record (a registry file does not say).
 	Reproduced []string `yaml:"-" json:"reproduced,omitempty"`
 }
 
@@ -160,25 +156,81 @@ func Noise(aggregate string) float64 {
 }
 
 // Link is where docs/certctl-findings.md explains the entry.
-func (e Entry) Link() string { return "docs/certctl-findings.md#" + e.ID }
+func (e Entry) Link() string { return findings.Link(e.ID) }
 
-// Registry is the registry, checked (Parse). Each entry carries the builds its reproduction script
-// reproduces it on, from the findings catalogue.
+// Registry is the built-in registry: the findings' records' registry parts, read and checked as a
+// DEFECTS_REGISTRY file is (Parse). Each entry carries the builds its reproduction script reproduces it on.
 func Registry() ([]Entry, error) {
-	reg, err := Parse(registrySource)
-	if err != nil {
-		return nil, err
-	}
 	cat, err := findings.Load()
 	if err != nil {
 		return nil, err
 	}
-	for i := range reg {
-		if e, ok := cat.Find(reg[i].ID); ok {
-			reg[i].Reproduced = e.Reproduces
+	return fromCatalog(cat)
+}
+
+// fromCatalog reads each record's registry part on its own, so that an error names the record.
+func fromCatalog(cat findings.Catalog) ([]Entry, error) {
+	var reg []Entry
+	for _, f := range cat.Findings {
+		src, err := f.RegistryYAML()
+		switch {
+		case err != nil:
+			return nil, err
+		case src == nil:
+			continue
 		}
+		one, err := parseRegistry(src, "docs/findings/"+f.ID+".md: registry")
+		if err != nil {
+			return nil, err
+		}
+		one[0].Reproduced = f.Reproduces
+		reg = append(reg, one[0])
 	}
 	return reg, nil
+}
+
+// Sentence is a finding's line in a run's summary (its record's summary:), with its registry entry's
+// workaround when it has one: the line then says whether the run applied it.
+type Sentence struct {
+	findings.Sentence
+	ID     string
+	around *Workaround
+}
+
+// Sentences are the findings' summary lines, in the records' order.
+func Sentences() ([]Sentence, error) {
+	cat, err := findings.Load()
+	if err != nil {
+		return nil, err
+	}
+	reg, err := fromCatalog(cat)
+	if err != nil {
+		return nil, err
+	}
+	var out []Sentence
+	for _, f := range cat.Findings {
+		if f.Summary == nil {
+			continue
+		}
+		s := Sentence{Sentence: *f.Summary, ID: f.ID}
+		if i := slices.IndexFunc(reg, func(e Entry) bool { return e.ID == f.ID }); i >= 0 {
+			s.around = reg[i].WorkedAroundBy
+		}
+		if s.IfWorkedAround != "" && s.around == nil {
+			return nil, fmt.Errorf("docs/findings/%s.md: summary: if_worked_around, but its registry part names no worked_around_by", f.ID)
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// In is the sentence for a scenario whose record counts the finding; false when it counts none.
+func (s Sentence) In(sc Scenario) (string, bool) {
+	n := sc.Counters[s.Counter]
+	if n <= 0 {
+		return "", false
+	}
+	return s.Text(s.ID, sc.Name, n, s.around.holds(sc)), true
 }
 
 var exprRE = regexp.MustCompile(`^(\S+) (rate|count|med|avg|min|max|p\(\d+(?:\.\d+)?\))\s*(<=|>=|==|!=|<|>)\s*([0-9.]+)$`)
@@ -218,20 +270,23 @@ func (p parsed) holds(v float64) bool {
 
 // Parse reads a registry in registry.yaml's form (a team's own, DEFECTS_REGISTRY), checked alike: every
 // entry has an id, a title, scenarios, one evidence of the defect's own and the thresholds it explains.
-func Parse(b []byte) ([]Entry, error) {
+func Parse(b []byte) ([]Entry, error) { return parseRegistry(b, "registry.yaml") }
+
+// parseRegistry reads a registry, its errors prefixed by where it came from.
+func parseRegistry(b []byte, from string) ([]Entry, error) {
 	var reg []Entry
 	dec := yaml.NewDecoder(strings.NewReader(string(b)))
 	dec.KnownFields(true)
 	if err := dec.Decode(&reg); err != nil {
-		return nil, fmt.Errorf("registry.yaml: %w", err)
+		return nil, fmt.Errorf("%s: %w", from, err)
 	}
 	seen := map[string]bool{}
 	for i, e := range reg {
 		if err := e.check(seen); err != nil {
 			if e.ID == "" {
-				return nil, fmt.Errorf("registry.yaml: entry %d %s", i+1, err)
+				return nil, fmt.Errorf("%s: entry %d %s", from, i+1, err)
 			}
-			return nil, fmt.Errorf("registry.yaml: %s: %s", e.ID, err)
+			return nil, fmt.Errorf("%s: %s: %s", from, e.ID, err)
 		}
 		seen[e.ID] = true
 	}
@@ -676,8 +731,10 @@ func (e Entry) masked(sc Scenario) bool {
 	return !ok
 }
 
-func (e Entry) workedAround(sc Scenario) bool {
-	w := e.WorkedAroundBy
+func (e Entry) workedAround(sc Scenario) bool { return e.WorkedAroundBy.holds(sc) }
+
+// holds reports whether the scenario's setup says the run worked the defect around.
+func (w *Workaround) holds(sc Scenario) bool {
 	return w != nil && fmt.Sprint(sc.Setup[w.Setup]) == fmt.Sprint(w.Equals)
 }
 

@@ -37,6 +37,26 @@ func TestRegistryNamesFindings(t *testing.T) {
 	}
 }
 
+// registry.yaml, the copy a team starts its DEFECTS_REGISTRY from, reads as the built-in registry (the
+// records' registry parts) does: make docs renders it, and a stale one fails TestDocsMatchTheCode.
+func TestRegistryFileIsTheBuiltIn(t *testing.T) {
+	b, err := os.ReadFile("registry.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	file, err := Parse(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	builtIn := registry(t)
+	for i := range builtIn {
+		builtIn[i].Reproduced = nil // the records' own; a registry file does not say
+	}
+	if !reflect.DeepEqual(file, builtIn) {
+		t.Errorf("registry.yaml is not the records' registry: run make docs")
+	}
+}
+
 func TestRegistryRefusesWhatCannotClassify(t *testing.T) {
 	const ok = `id: a, title: A, scenarios: [s], evidence: {counter: c}`
 	for _, c := range []struct{ yaml, want string }{
@@ -548,5 +568,30 @@ func TestRecord(t *testing.T) {
 		if _, err := e.Record("main-151107c", "", "", c.runs); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: err %v, want %q", name, err, c.want)
 		}
+	}
+}
+
+// A finding's summary sentence says what the harness offers, or, when its registry entry's workaround
+// held in the run, the record's words for that; a scenario that counts nothing says nothing.
+func TestSentences(t *testing.T) {
+	says, err := Sentences()
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(says, func(s Sentence) bool { return s.ID == "ocsp-500" })
+	if i < 0 {
+		t.Fatal("no sentence for ocsp-500")
+	}
+	sc := Scenario{Name: "ocsp_crl", Counters: map[string]float64{"ocsp_500": 76}}
+	want := "ocsp_crl: OCSP answered 500 76 times: this certctl's local issuer cannot create its OCSP responder key, so it answers no OCSP request (docs/certctl-findings.md#ocsp-500); OCSP_RESPONDER_WORKAROUND=1 gives it a responder, so OCSP is measured"
+	if got, ok := says[i].In(sc); !ok || got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	sc.Setup = map[string]any{"ocsp_responder_workaround": true}
+	if got, _ := says[i].In(sc); !strings.HasSuffix(got, "; the workaround was applied: this certctl fails even with it") {
+		t.Errorf("worked around: %q", got)
+	}
+	if _, ok := says[i].In(Scenario{Name: "ocsp_crl"}); ok {
+		t.Error("a scenario that counted nothing got a sentence")
 	}
 }

@@ -34,7 +34,7 @@ func CleanEnv(environ []string) []string {
 // comments.
 var Documents = []string{"README.md", "docs/configuration.md", "docs/scale.md", "docs/performance-baselines.md",
 	"docs/methodology.md", "docs/certctl-findings.md", "docs/diagnosis.md", "docs/growth.md", "docs/auth.md", "seed/README.md", "k6/lib/knobs.js", "Makefile",
-	".github/workflows/loadtest.yml"}
+	".github/workflows/loadtest.yml", "internal/defects/registry.yaml"}
 
 // Blocks renders every generated block by name.
 func Blocks(root string, inspect Inspector) (map[string]string, error) {
@@ -108,12 +108,13 @@ func Blocks(root string, inspect Inspector) (map[string]string, error) {
 		"findings": FindingsTable(catalog), "workflow-tier": tierInput, "workflow-own-stack": ownStack,
 		"growth-measured": growthTable, "auth-measured": authTable,
 	}
-	for _, e := range catalog.Findings {
-		script, err := os.ReadFile(filepath.Join(root, findings.ReproDir, e.ID+".sh"))
-		if err != nil {
-			return nil, fmt.Errorf("finding %s: %w", e.ID, err)
+	for _, kind := range []string{findings.KindDefect, findings.KindDesign, findings.KindDocumentation} {
+		if blocks["findings-"+kind], err = FindingSections(root, catalog, kind); err != nil {
+			return nil, err
 		}
-		blocks["finding-"+e.ID] = FindingBlock(catalog, e, findings.NeedsDatabase(string(script)))
+	}
+	if blocks["registry-file"], err = RegistryFile(catalog); err != nil {
+		return nil, err
 	}
 	return blocks, nil
 }
@@ -208,7 +209,7 @@ func FindingsTable(c findings.Catalog) string {
 	return b.String()
 }
 
-// FindingBlock opens a finding's section of docs/certctl-findings.md with what catalog.yaml holds: its
+// FindingBlock opens a finding's section of docs/certctl-findings.md with what its record's data says: its
 // kind, the builds its script reproduces on, what it costs a fleet, the code at each build and how to
 // run the script. database: the script needs PGURL.
 func FindingBlock(c findings.Catalog, e findings.Entry, database bool) string {

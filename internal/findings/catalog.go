@@ -1,22 +1,23 @@
-// Package findings is the catalogue of what the harness knows about certctl (catalog.yaml: one entry per
-// section of docs/certctl-findings.md, with its kind, its impact on a fleet, the builds it was seen and
-// reproduced on and the code that causes it at each build), the runner of the reproductions
-// (docs/findings/repro/<id>.sh, which need no harness) and the issue body a maintainer pastes.
-// The judged subset, with detectors, is internal/defects' registry; the two are checked against each
-// other.
+// Package findings reads certctl's findings, one record a finding (docs/findings/<id>.md: its kind, its
+// impact on a fleet, the builds it was seen and reproduced on, the code that causes it at each build, the
+// run-visible part internal/defects judges runs with, its sentence in a run's summary and its section's
+// prose), and renders what lists them: the page's sections, the registry, the issue body a maintainer
+// pastes. It also runs the reproductions (docs/findings/repro/<id>.sh, which need no harness).
 package findings
 
 import (
-	_ "embed"
+	"bytes"
 	"fmt"
+	"io/fs"
+	"regexp"
 	"slices"
+	"sort"
 	"strings"
+
+	records "certctl-loadtest/docs/findings"
 
 	"gopkg.in/yaml.v3"
 )
-
-//go:embed catalog.yaml
-var catalogSource []byte
 
 // Kinds: a defect certctl should fix; a design choice its maintainers would likely close "as intended",
 // whatever it costs; a documentation point (the code is consistent, what is written about it is not).
@@ -50,12 +51,15 @@ type Location struct {
 	What string `yaml:"what" json:"what"`
 }
 
-// Entry is one finding.
+// Entry is one finding: its record's front matter, its id the record's name and its body the prose.
 type Entry struct {
-	ID     string `yaml:"id" json:"id"`
+	ID     string `yaml:"-" json:"id"`
 	Title  string `yaml:"title" json:"title"`
 	Kind   string `yaml:"kind" json:"kind"`
 	Impact string `yaml:"impact" json:"impact"`
+	// Order places it among the findings: the page's sections of its kind, the registry and the summary's
+	// sentences follow it. Unique; leave gaps, so a new finding goes between two without renumbering.
+	Order int `yaml:"order" json:"-"`
 	// Builds says, per build name, how the entry was established there.
 	Builds map[string]string `yaml:"builds" json:"builds"`
 	// Note qualifies Builds where one word per build says too little (how it was seen, why it is absent).
@@ -64,97 +68,239 @@ type Entry struct {
 	Reproduces []string `yaml:"reproduces" json:"reproduces"`
 	// Code is where the cause is, per build name, the decisive place first.
 	Code map[string][]Location `yaml:"code" json:"code"`
+	// Registry is what a run can see of it, for a finding that meets a run's budgets: an entry of
+	// internal/defects/registry.yaml without its id and title. It stays a YAML node, so internal/defects
+	// reads it with the one reader a DEFECTS_REGISTRY file goes through, comments and all.
+	Registry yaml.Node `yaml:"registry" json:"-"`
+	// Summary is its sentence in a run's summary when a scenario's record counts it.
+	Summary *Sentence `yaml:"summary" json:"-"`
+	// Body is the section's prose under its generated head, its links relative to the record
+	// (PageBody has them relative to the page).
+	Body string `yaml:"-" json:"-"`
 }
 
-// Catalog is catalog.yaml.
+// Sentence is a finding's line in a run's summary, for a scenario whose record counts its Counter:
+// "<scenario>: " then Says ({n} the count, {link} the finding's section), then "; " and what the harness
+// Offers around it, or IfWorkedAround instead when the run's setup says the registry part's
+// worked_around_by held.
+type Sentence struct {
+	Counter        string `yaml:"counter"`
+	Says           string `yaml:"says"`
+	Offers         string `yaml:"offers"`
+	IfWorkedAround string `yaml:"if_worked_around"`
+}
+
+// Text is the sentence for a scenario that counted n.
+func (s Sentence) Text(id, scenario string, n float64, workedAround bool) string {
+	says := strings.NewReplacer("{n}", fmt.Sprintf("%.0f", n), "{link}", Link(id)).Replace(s.Says)
+	offers := s.Offers
+	if workedAround && s.IfWorkedAround != "" {
+		offers = s.IfWorkedAround
+	}
+	return scenario + ": " + says + "; " + offers
+}
+
+// Page is the findings page, rendered from the records; Link is a finding's section on it.
+const Page = "docs/certctl-findings.md"
+
+func Link(id string) string { return Page + "#" + id }
+
+// Catalog is every record, in their order, and the builds they speak of.
 type Catalog struct {
-	Builds   []Build `yaml:"builds" json:"builds"`
-	Findings []Entry `yaml:"findings" json:"findings"`
+	Builds   []Build `json:"builds"`
+	Findings []Entry `json:"findings"`
 }
 
-// Load reads the built-in catalogue, checked.
-func Load() (Catalog, error) { return Parse(catalogSource) }
+// Load reads the records the binary carries, checked.
+func Load() (Catalog, error) { return LoadFrom(records.Files()) }
 
-// Parse reads a catalogue in catalog.yaml's form and checks it: every entry has an id, a title, a known
-// kind and an impact; says how it was established on every build; and names the code at every build it
-// was not found absent from.
-func Parse(b []byte) (Catalog, error) {
+const (
+	buildsFile = "builds.yaml"
+	guideFile  = "README.md" // the folder's guide, not a record
+)
+
+var idRE = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
+
+// LoadFrom reads a folder of records (docs/findings' form: builds.yaml and one <id>.md a finding) and checks
+// it: every entry has a title, a known kind, an impact and an order of its own; says how it was
+// established on every build; names the code at every build it was not found absent from; and its
+// summary sentence and links are whole.
+func LoadFrom(fsys fs.FS) (Catalog, error) {
 	var c Catalog
-	dec := yaml.NewDecoder(strings.NewReader(string(b)))
-	dec.KnownFields(true)
-	if err := dec.Decode(&c); err != nil {
-		return c, fmt.Errorf("catalog.yaml: %w", err)
+	b, err := fs.ReadFile(fsys, buildsFile)
+	if err != nil {
+		return c, err
+	}
+	if err := decodeStrict(b, &c.Builds); err != nil {
+		return c, fmt.Errorf("%s: %w", buildsFile, err)
 	}
 	if len(c.Builds) == 0 {
-		return c, fmt.Errorf("catalog.yaml: no builds")
+		return c, fmt.Errorf("%s: no builds", buildsFile)
 	}
 	names := map[string]bool{}
 	for _, b := range c.Builds {
 		if b.Name == "" || len(b.Commit) != 40 || b.Repo == "" {
-			return c, fmt.Errorf("catalog.yaml: build %q needs a name, a repo and a full 40-digit commit", b.Name)
+			return c, fmt.Errorf("%s: build %q needs a name, a repo and a full 40-digit commit", buildsFile, b.Name)
 		}
 		names[b.Name] = true
 	}
-	seen := map[string]bool{}
-	for i, e := range c.Findings {
+	files, err := fs.Glob(fsys, "*.md")
+	if err != nil {
+		return c, err
+	}
+	ids := map[string]bool{}
+	for _, f := range files {
+		if f == guideFile {
+			continue
+		}
+		e, err := readRecord(fsys, f)
+		if err != nil {
+			return c, err
+		}
+		c.Findings = append(c.Findings, e)
+		ids[e.ID] = true
+	}
+	sort.SliceStable(c.Findings, func(i, j int) bool { return c.Findings[i].Order < c.Findings[j].Order })
+	orders := map[int]string{}
+	for _, e := range c.Findings {
 		bad := func(format string, a ...any) error {
-			return fmt.Errorf("catalog.yaml: %s: %s", cmp(e.ID, fmt.Sprintf("entry %d", i+1)), fmt.Sprintf(format, a...))
+			return fmt.Errorf("%s.md: %s", e.ID, fmt.Sprintf(format, a...))
 		}
-		switch {
-		case e.ID == "" || e.Title == "":
-			return c, bad("no id or title")
-		case seen[e.ID]:
-			return c, bad("twice")
-		case !slices.Contains([]string{KindDefect, KindDesign, KindDocumentation}, e.Kind):
-			return c, bad("kind %q: one of defect, design, documentation", e.Kind)
-		case strings.TrimSpace(e.Impact) == "":
-			return c, bad("no impact")
+		if err := e.check(c.Builds, names); err != nil {
+			return c, bad("%v", err)
 		}
-		seen[e.ID] = true
-		for _, b := range c.Builds {
-			how, ok := e.Builds[b.Name]
-			if !ok {
-				return c, bad("does not say how it was established on %s", b.Name)
-			}
-			if !slices.Contains([]string{Observed, Read, NotChecked, Absent}, how) {
-				return c, bad("%s: %q is not observed, read in the source, not checked or absent", b.Name, how)
-			}
-			if how != Absent && len(e.Code[b.Name]) == 0 {
-				return c, bad("no code location at %s", b.Name)
-			}
-			for _, l := range e.Code[b.Name] {
-				if l.File == "" || l.Line < 1 || l.What == "" {
-					return c, bad("a location at %s needs a file, a line and what is there", b.Name)
-				}
-			}
+		if other, ok := orders[e.Order]; ok {
+			return c, bad("order %d is %s's too", e.Order, other)
 		}
-		for k := range e.Builds {
-			if !names[k] {
-				return c, bad("build %q is not among the catalogue's builds", k)
-			}
-		}
-		for k := range e.Code {
-			if !names[k] {
-				return c, bad("code at build %q, which is not among the catalogue's builds", k)
-			}
-		}
-		for _, b := range e.Reproduces {
-			if !names[b] {
-				return c, bad("reproduces on %q, which is not among the catalogue's builds", b)
-			}
-			if e.Builds[b] != Observed {
-				return c, bad("its script reproduces it on %s, where builds says %q, not observed", b, e.Builds[b])
+		orders[e.Order] = e.ID
+		for _, target := range links(e.Body) {
+			if id, ok := strings.CutSuffix(target, ".md"); ok && !strings.Contains(id, "/") && !ids[id] {
+				return c, bad("links %q, which is no record of this folder", target)
 			}
 		}
 	}
 	return c, nil
 }
 
-func cmp(s, def string) string {
-	if s == "" {
-		return def
+// readRecord reads one <id>.md: the front matter between two lines of ---, then the body.
+func readRecord(fsys fs.FS, name string) (Entry, error) {
+	e := Entry{ID: strings.TrimSuffix(name, ".md")}
+	if !idRE.MatchString(e.ID) {
+		return e, fmt.Errorf("%s: a record's name is its id, lower-case words joined by hyphens", name)
 	}
-	return s
+	b, err := fs.ReadFile(fsys, name)
+	if err != nil {
+		return e, err
+	}
+	front, body, ok := bytes.Cut(bytes.TrimPrefix(b, []byte("---\n")), []byte("\n---\n"))
+	if !bytes.HasPrefix(b, []byte("---\n")) || !ok {
+		return e, fmt.Errorf("%s: no front matter: the file opens with a line ---, then the data, then a line ---", name)
+	}
+	if err := decodeStrict(front, &e); err != nil {
+		return e, fmt.Errorf("%s: %w", name, err)
+	}
+	e.ID = strings.TrimSuffix(name, ".md")
+	e.Body = strings.TrimSpace(string(body))
+	return e, nil
+}
+
+func decodeStrict(b []byte, v any) error {
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	return dec.Decode(v)
+}
+
+func (e Entry) check(builds []Build, names map[string]bool) error {
+	switch {
+	case e.Title == "":
+		return fmt.Errorf("no title")
+	case !slices.Contains([]string{KindDefect, KindDesign, KindDocumentation}, e.Kind):
+		return fmt.Errorf("kind %q: one of defect, design, documentation", e.Kind)
+	case strings.TrimSpace(e.Impact) == "":
+		return fmt.Errorf("no impact")
+	case e.Order < 1:
+		return fmt.Errorf("no order (a number above 0 that places it among the findings)")
+	case e.Registry.Kind != 0 && e.Registry.Kind != yaml.MappingNode:
+		return fmt.Errorf("registry: a mapping, as an entry of internal/defects/registry.yaml without its id and title")
+	}
+	if s := e.Summary; s != nil {
+		switch {
+		case s.Counter == "" || s.Offers == "":
+			return fmt.Errorf("summary: names no counter or nothing the harness offers")
+		case !strings.Contains(s.Says, "{n}") || !strings.Contains(s.Says, "{link}"):
+			return fmt.Errorf("summary: says %q holds no {n} (the count) or no {link} (its section)", s.Says)
+		}
+	}
+	for _, b := range builds {
+		how, ok := e.Builds[b.Name]
+		if !ok {
+			return fmt.Errorf("does not say how it was established on %s", b.Name)
+		}
+		if !slices.Contains([]string{Observed, Read, NotChecked, Absent}, how) {
+			return fmt.Errorf("%s: %q is not observed, read in the source, not checked or absent", b.Name, how)
+		}
+		if how != Absent && len(e.Code[b.Name]) == 0 {
+			return fmt.Errorf("no code location at %s", b.Name)
+		}
+		for _, l := range e.Code[b.Name] {
+			if l.File == "" || l.Line < 1 || l.What == "" {
+				return fmt.Errorf("a location at %s needs a file, a line and what is there", b.Name)
+			}
+		}
+	}
+	for k := range e.Builds {
+		if !names[k] {
+			return fmt.Errorf("build %q is not among the builds (%s)", k, buildsFile)
+		}
+	}
+	for k := range e.Code {
+		if !names[k] {
+			return fmt.Errorf("code at build %q, which is not among the builds (%s)", k, buildsFile)
+		}
+	}
+	for _, b := range e.Reproduces {
+		if !names[b] {
+			return fmt.Errorf("reproduces on %q, which is not among the builds (%s)", b, buildsFile)
+		}
+		if e.Builds[b] != Observed {
+			return fmt.Errorf("its script reproduces it on %s, where builds says %q, not observed", b, e.Builds[b])
+		}
+	}
+	return nil
+}
+
+// RegistryYAML is the records' run-visible parts as internal/defects/registry.yaml holds them: one entry
+// each, in the records' order.
+func (c Catalog) RegistryYAML() ([]byte, error) {
+	var out [][]byte
+	for _, e := range c.Findings {
+		b, err := e.RegistryYAML()
+		if err != nil {
+			return nil, err
+		}
+		if b != nil {
+			out = append(out, b)
+		}
+	}
+	return bytes.Join(out, []byte("\n")), nil
+}
+
+// RegistryYAML is the entry's run-visible part as an entry of internal/defects/registry.yaml, its id and
+// title first; nil when it has none.
+func (e Entry) RegistryYAML() ([]byte, error) {
+	if e.Registry.Kind == 0 {
+		return nil, nil
+	}
+	str := func(v string) *yaml.Node { return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: v} }
+	entry := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map",
+		Content: append([]*yaml.Node{str("id"), str(e.ID), str("title"), str(e.Title)}, e.Registry.Content...)}
+	var b bytes.Buffer
+	enc := yaml.NewEncoder(&b)
+	enc.SetIndent(2)
+	if err := enc.Encode([]*yaml.Node{entry}); err != nil {
+		return nil, fmt.Errorf("%s.md: registry: %w", e.ID, err)
+	}
+	return b.Bytes(), nil
 }
 
 // Find returns the entry with that id.

@@ -8,66 +8,71 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"testing/fstest"
 	"time"
 
 	"certctl-loadtest/internal/golden"
 )
 
-func page(t *testing.T) []byte {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "..", "docs", "certctl-findings.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
-// The catalogue and the page hold the same findings, under the same titles, and each has its
-// reproduction script.
-func TestCatalogMatchesThePage(t *testing.T) {
+// Every record has its reproduction script and a **Symptom.** paragraph for the issue body.
+func TestRecordsHaveScriptAndSymptom(t *testing.T) {
 	c, err := Load()
 	if err != nil {
 		t.Fatal(err)
 	}
-	secs := Sections(page(t))
+	if len(c.Findings) == 0 {
+		t.Fatal("no records")
+	}
 	for _, e := range c.Findings {
-		s, ok := secs[e.ID]
-		if !ok {
-			t.Errorf("%s: no section with that anchor in docs/certctl-findings.md", e.ID)
-			continue
-		}
-		if s.Title != e.Title {
-			t.Errorf("%s: catalogue title %q, page heading %q", e.ID, e.Title, s.Title)
-		}
-		if _, ok := s.Paragraphs["Symptom"]; !ok {
-			t.Errorf("%s: its section has no **Symptom.** paragraph for the issue body", e.ID)
+		if _, ok := e.Section().Paragraphs["Symptom"]; !ok {
+			t.Errorf("%s: its record's body has no **Symptom.** paragraph for the issue body", e.ID)
 		}
 		if _, err := os.Stat(filepath.Join("..", "..", ReproDir, e.ID+".sh")); err != nil {
 			t.Errorf("%s: no reproduction script: %v", e.ID, err)
 		}
 	}
-	for id := range secs {
-		if _, ok := c.Find(id); !ok {
-			t.Errorf("the page's section %s is not in catalog.yaml", id)
-		}
+}
+
+// A finding is its record: one more file in the folder is one more finding, placed by its order, its
+// registry part and sentence read with the rest (testdata/records holds a throwaway one).
+func TestANewFindingIsOneRecord(t *testing.T) {
+	c, err := LoadFrom(os.DirFS(filepath.Join("testdata", "records")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.IDs(); !slices.Equal(got, []string{"throwaway-first", "throwaway"}) {
+		t.Fatalf("ids %q: the records' order, not their names'", got)
+	}
+	e, _ := c.Find("throwaway")
+	if e.Summary == nil || e.Summary.Text(e.ID, "s", 3, false) != "s: it broke 3 times (docs/certctl-findings.md#throwaway); THROWAWAY=1 avoids it" {
+		t.Errorf("sentence %+v", e.Summary)
+	}
+	reg, err := c.RegistryYAML()
+	if err != nil || !strings.Contains(string(reg), "- id: throwaway\n  title: A throwaway finding\n  seen: [b1]\n") {
+		t.Errorf("registry %v:\n%s", err, reg)
+	}
+	if got := e.PageBody(); !strings.Contains(got, "[the other](#throwaway-first)") || !strings.Contains(got, "[its script](findings/repro/throwaway.sh)") ||
+		!strings.Contains(got, "[how a run judges](#how-a-run-judges-them)") || !strings.Contains(got, "[a scenario](../k6/api/x.js)") || !strings.Contains(got, "`[code](keep.md)`") {
+		t.Errorf("the body's links as the page has them:\n%s", got)
 	}
 }
 
-func TestParseRefuses(t *testing.T) {
-	base := `builds:
-  - {name: b1, repo: o/r, commit: 0123456789012345678901234567890123456789}
-findings:
-  - id: x
-    title: X
-    kind: %KIND%
-    impact: costs
-    builds: {b1: %HOW%}
-    reproduces: [%REPRO%]
-    code:
-      b1: [%LOC%]
+func TestLoadRefuses(t *testing.T) {
+	base := `---
+title: X
+kind: %KIND%
+order: %ORDER%
+impact: costs
+builds: {b1: %HOW%}
+reproduces: [%REPRO%]
+code:
+  b1: [%LOC%]
+---
+
+**Symptom.** It breaks; see [the other](%LINK%).
 `
-	good := map[string]string{"%KIND%": "defect", "%HOW%": "observed", "%REPRO%": "b1", "%LOC%": "{file: a.go, line: 3, func: f, what: w}"}
-	render := func(over map[string]string) string {
+	good := map[string]string{"%KIND%": "defect", "%HOW%": "observed", "%REPRO%": "b1", "%LOC%": "{file: a.go, line: 3, func: f, what: w}", "%ORDER%": "10", "%LINK%": "y.md"}
+	render := func(over map[string]string) fstest.MapFS {
 		s := base
 		for k, v := range good {
 			if o, ok := over[k]; ok {
@@ -75,10 +80,16 @@ findings:
 			}
 			s = strings.ReplaceAll(s, k, v)
 		}
-		return s
+		other := strings.NewReplacer("%KIND%", "design", "%HOW%", "observed", "%REPRO%", "", "%LOC%", "{file: a.go, line: 3, what: w}", "%ORDER%", "20", "%LINK%", "x.md").Replace(base)
+		return fstest.MapFS{
+			"builds.yaml": {Data: []byte("- {name: b1, repo: o/r, commit: 0123456789012345678901234567890123456789}\n")},
+			"x.md":        {Data: []byte(s)},
+			"y.md":        {Data: []byte(other)},
+			"README.md":   {Data: []byte("# the folder's guide, not a record\n")},
+		}
 	}
-	if _, err := Parse([]byte(render(nil))); err != nil {
-		t.Fatalf("the good catalogue: %v", err)
+	if _, err := LoadFrom(render(nil)); err != nil {
+		t.Fatalf("the good records: %v", err)
 	}
 	for name, c := range map[string]struct {
 		over map[string]string
@@ -91,8 +102,11 @@ findings:
 		"no line":                    {map[string]string{"%LOC%": "{file: a.go, what: w}"}, "a file, a line"},
 		"absent":                     {map[string]string{"%HOW%": "absent", "%LOC%": "", "%REPRO%": ""}, ""},
 		"reproduced where only read": {map[string]string{"%HOW%": "read in the source"}, "where builds says"},
+		"no order":                   {map[string]string{"%ORDER%": "0"}, "no order"},
+		"an order twice":             {map[string]string{"%ORDER%": "20"}, "order 20 is"},
+		"a link to no record":        {map[string]string{"%LINK%": "z.md"}, "no record of this folder"},
 	} {
-		_, err := Parse([]byte(render(c.over)))
+		_, err := LoadFrom(render(c.over))
 		switch {
 		case c.want == "" && err != nil:
 			t.Errorf("%s: %v", name, err)
@@ -100,8 +114,21 @@ findings:
 			t.Errorf("%s: got %v, want an error with %q", name, err, c.want)
 		}
 	}
-	if _, err := Parse([]byte("builds:\n  - {name: b, repo: o/r, commit: abc}\n")); err == nil || !strings.Contains(err.Error(), "40-digit") {
-		t.Errorf("a short commit: %v", err)
+	builds := render(nil)["builds.yaml"]
+	withSentence := strings.Replace(string(render(nil)["x.md"].Data), "\n---\n", "\nsummary: {counter: c, says: \"it broke ({link})\", offers: o}\n---\n", 1)
+	for name, c := range map[string]struct {
+		fs   fstest.MapFS
+		want string
+	}{
+		"a short commit":               {fstest.MapFS{"builds.yaml": {Data: []byte("- {name: b, repo: o/r, commit: abc}\n")}}, "40-digit"},
+		"no front matter":              {fstest.MapFS{"builds.yaml": builds, "x.md": {Data: []byte("**Symptom.** x\n")}}, "no front matter"},
+		"a name not an id":             {fstest.MapFS{"builds.yaml": builds, "X_1.md": render(nil)["x.md"]}, "lower-case words"},
+		"an unknown field":             {fstest.MapFS{"builds.yaml": builds, "x.md": {Data: []byte("---\ntitel: X\n---\n")}}, "field titel not found"},
+		"a sentence without its count": {fstest.MapFS{"builds.yaml": builds, "x.md": {Data: []byte(withSentence)}, "y.md": render(nil)["y.md"]}, "no {n}"},
+	} {
+		if _, err := LoadFrom(c.fs); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want an error with %q", name, err, c.want)
+		}
 	}
 }
 
@@ -114,7 +141,6 @@ func TestIssueBody(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	secs := Sections(page(t))
 	lib, err := os.ReadFile(filepath.Join("..", "..", ReproDir, "lib.sh"))
 	if err != nil {
 		t.Fatal(err)
@@ -122,9 +148,9 @@ func TestIssueBody(t *testing.T) {
 	for _, e := range c.Findings {
 		script, err := os.ReadFile(filepath.Join("..", "..", ReproDir, e.ID+".sh"))
 		if err != nil {
-			continue // TestCatalogMatchesThePage says so
+			continue // TestRecordsHaveScriptAndSymptom says so
 		}
-		body := IssueBody(c, e, secs[e.ID], Bundle(string(lib), string(script)))
+		body := IssueBody(c, e, Bundle(string(lib), string(script)))
 		// Outside the script, the body is read by certctl's maintainers: a link leads to certctl or to a
 		// public page, and no word needs this repository to make sense.
 		prose, _, _ := strings.Cut(body, "<details>")
@@ -190,8 +216,8 @@ func TestRunJudgesExitCodes(t *testing.T) {
 }
 
 func TestSectionsReadLabels(t *testing.T) {
-	doc := []byte("<a id=\"a\"></a>\n## Title `x`\n\n**Builds:** observed.\n\n**Symptom.** It breaks\nhere.\n\nMore of it.\n\n**Cause** (read in the source, same in both). Because.\n\n**In the harness.** We cope.\n\n## Next part\n\ntext\n")
-	s := Sections(doc)["a"]
+	e := Entry{ID: "a", Title: "Title `x`", Body: "**Builds:** observed.\n\n**Symptom.** It breaks\nhere.\n\nMore of it.\n\n**Cause** (read in the source, same in both). Because.\n\n**In the harness.** We cope.\n\n## Next part\n\ntext\n"}
+	s := e.Section()
 	if s.Title != "Title `x`" {
 		t.Errorf("title %q", s.Title)
 	}

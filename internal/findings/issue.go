@@ -8,8 +8,8 @@ import (
 	"strings"
 )
 
-// Section is one finding's section of docs/certctl-findings.md, split into its labelled paragraphs
-// ("**Symptom.** …" is Paragraphs["Symptom"]), each paragraph's text without its label.
+// Section is one finding's prose split into its labelled paragraphs ("**Symptom.** …" is
+// Paragraphs["Symptom"]), each paragraph's text without its label.
 type Section struct {
 	ID, Title  string
 	Paragraphs map[string]string
@@ -17,32 +17,17 @@ type Section struct {
 }
 
 var (
-	anchorRE = regexp.MustCompile(`(?m)^<a id="([^"]+)"></a>\s*$`)
-	labelRE  = regexp.MustCompile(`^\*\*([A-Z][A-Za-z ]*?)(?:[.:]\*\*|\*\* \([^)]*\)\.|\*\*)\s*`)
-	qualRE   = regexp.MustCompile(`\(([^)]*)\)\.`)
-	// A section's generated head (the catalogue's kind, impact, code and script) is the catalogue's,
-	// not the section's prose: the issue body takes those from the catalogue itself.
-	generatedRE = regexp.MustCompile(`(?s)<!-- generated:[^ ]+ [^>]*-->.*?<!-- end:[^ ]+ -->\n?`)
+	labelRE = regexp.MustCompile(`^\*\*([A-Z][A-Za-z ]*?)(?:[.:]\*\*|\*\* \([^)]*\)\.|\*\*)\s*`)
+	qualRE  = regexp.MustCompile(`\(([^)]*)\)\.`)
 )
 
-// Sections reads every anchored section of the findings page.
-func Sections(doc []byte) map[string]Section {
-	out := map[string]Section{}
-	doc = generatedRE.ReplaceAll(doc, nil)
-	locs := anchorRE.FindAllSubmatchIndex(doc, -1)
-	for i, l := range locs {
-		end := len(doc)
-		if i+1 < len(locs) {
-			end = locs[i+1][0]
-		}
-		id := string(doc[l[2]:l[3]])
-		out[id] = parseSection(id, doc[l[1]:end])
-	}
-	return out
+// Section is the entry's prose as its section on the page has it, split into labelled paragraphs.
+func (e Entry) Section() Section {
+	return parseSection(Section{ID: e.ID, Title: e.Title}, []byte(e.PageBody()))
 }
 
-func parseSection(id string, body []byte) Section {
-	s := Section{ID: id, Paragraphs: map[string]string{}}
+func parseSection(s Section, body []byte) Section {
+	s.Paragraphs = map[string]string{}
 	label := ""
 	for _, para := range bytes.Split(bytes.TrimSpace(body), []byte("\n\n")) {
 		p := strings.TrimSpace(string(para))
@@ -50,17 +35,8 @@ func parseSection(id string, body []byte) Section {
 		case p == "":
 			continue
 		case strings.HasPrefix(p, "#"):
-			first, rest, _ := strings.Cut(p, "\n")
-			if s.Title == "" && (strings.HasPrefix(first, "## ") || strings.HasPrefix(first, "### ")) {
-				s.Title = strings.TrimSpace(strings.TrimLeft(first, "#"))
-				p = strings.TrimSpace(rest)
-				if p == "" {
-					continue
-				}
-			} else {
-				// A heading of the page's next part (## Image and configuration quirks) ends the section.
-				return s
-			}
+			// A heading ends the labelled paragraphs.
+			return s
 		}
 		if m := labelRE.FindStringSubmatch(p); m != nil {
 			label = m[1]
@@ -88,7 +64,8 @@ var (
 // IssueBody is the entry as a GitHub issue for certctl: what happens, what it costs a fleet, where in
 // the code at each build, and the reproduction script whole. It speaks of certctl only: the page's
 // paragraphs on what the harness does, and its links into this repository, are left out.
-func IssueBody(c Catalog, e Entry, s Section, script string) string {
+func IssueBody(c Catalog, e Entry, script string) string {
+	s := e.Section()
 	var b strings.Builder
 	fmt.Fprintf(&b, "# %s\n\n", e.Title)
 	fmt.Fprintf(&b, "**Builds:** %s.\n\n", c.BuildsText(e))

@@ -505,39 +505,19 @@ func (r *Record) SetupValue(key string) any {
 }
 
 // findings are certctl's known defects the run's counters show, one sentence each: what certctl did,
-// how often, where it is explained, and what the harness offers around it.
+// how often, where it is explained, and what the harness offers around it (each finding's record,
+// docs/findings/<id>.md, holds its sentence).
 func findings(rows []Scenario) []string {
+	says, err := defects.Sentences()
+	if err != nil {
+		return nil // refused by the records' tests
+	}
 	var out []string
-	for _, sc := range rows {
-		r := sc.Record
-		if r == nil {
-			continue
-		}
-		if n := r.Counters["finalize_500"]; n > 0 {
-			fix := "ACME_FINALIZE_WORKAROUND=1 adds the rows it assumes, so the rest of the order flow is measured"
-			if r.SetupValue("acme_finalize_workaround") == true {
-				fix = "the workaround was applied: this certctl fails even with it"
+	for _, sc := range DefectScenarios(rows) {
+		for _, s := range says {
+			if line, ok := s.In(sc); ok {
+				out = append(out, line)
 			}
-			out = append(out, fmt.Sprintf("%s: ACME finalize answered 500 %.0f times: this certctl cannot store a certificate it signed for ACME (empty owner, team, renewal policy and fingerprint: docs/certctl-findings.md#acme-finalize); %s", sc.Name, n, fix))
-		}
-		if n := r.Counters["ocsp_post_leading_zero"]; n > 0 {
-			out = append(out, fmt.Sprintf("%s: OCSP by POST answered unknown %.0f times for a good or revoked certificate whose serial starts with 0: certctl looks the serial up without its leading zeros (docs/certctl-findings.md#ocsp-post-leading-zero); counted apart, not judged", sc.Name, n))
-		}
-		if n := r.Counters["ocsp_500"]; n > 0 {
-			fix := "OCSP_RESPONDER_WORKAROUND=1 gives it a responder, so OCSP is measured"
-			if r.SetupValue("ocsp_responder_workaround") == true {
-				fix = "the workaround was applied: this certctl fails even with it"
-			}
-			out = append(out, fmt.Sprintf("%s: OCSP answered 500 %.0f times: this certctl's local issuer cannot create its OCSP responder key, so it answers no OCSP request (docs/certctl-findings.md#ocsp-500); %s", sc.Name, n, fix))
-		}
-		if n := r.Counters["initiate_401"]; n > 0 {
-			out = append(out, fmt.Sprintf("%s: a login's start answered 401 %.0f times: this certctl puts /auth/* behind its API authentication, so no browser gets to the provider (docs/certctl-findings.md#auth-routes-behind-auth); AUTH_WORKAROUNDS=1 sends the API key there, so the rest of the login is measured", sc.Name, n))
-		}
-		if n := r.Counters["initiate_500"]; n > 0 {
-			out = append(out, fmt.Sprintf("%s: a login's start answered 500 %.0f times, as it does for a provider certctl stored disabled (docs/certctl-findings.md#oidc-provider-disabled); AUTH_WORKAROUNDS=1 stores it enabled", sc.Name, n))
-		}
-		if n := r.Counters["backchannel_kept"]; n > 0 {
-			out = append(out, fmt.Sprintf("%s: %.0f sessions stayed accepted after the provider's back-channel logout of their user: Keycloak names the session (sid), which certctl does not store, so it revokes nothing (docs/certctl-findings.md#bcl-sid-revokes-nothing); AUTH_BCL_SID=false makes Keycloak name the user only", sc.Name, n))
 		}
 	}
 	return out

@@ -20,27 +20,19 @@ need openssl sort awk
 sizes=${SIZES:-10000 100000 1000000}
 asks=${ASKS:-30}
 
-mk_profile
-profile=$REPLY
-acme_guard "$profile"
-base_rows
-mk_agent
-agent=$REPLY
-mk_cert
-cert=$REPLY
-new_key
-mk_csr "$REPLY" "$CERT_CN"
-issue "$cert" "$agent" "$REPLY"
+acme_profile
+agent_cert
+issue "$CERT_ID" "$AGENT_ID" "$CSR"
 ari_id "$LEAF_PEM"
 ari=$REPLY
 serial=$SERIAL
-note "the real certificate $cert, serial $serial, issuer $ISSUER_ID"
+note "the real certificate $CERT_ID, serial $serial, issuer $ISSUER_ID"
 
 pgq "INSERT INTO managed_certificates
 	SELECT (jsonb_populate_record(NULL::managed_certificates, to_jsonb(mc) || jsonb_build_object(
 		'id', 'syn-' || :'run' || '-' || g, 'name', 'syn-' || :'run' || '-' || g,
 		'common_name', 'syn-' || :'run' || '-' || g || '.repro.example.com'))).*
-	FROM managed_certificates mc, generate_series(0, 99) g WHERE mc.id = :'c';" "c=$cert" "run=$REPRO_RUN"
+	FROM managed_certificates mc, generate_series(0, 99) g WHERE mc.id = :'c';" "c=$CERT_ID" "run=$REPRO_RUN"
 
 # Rows so far, then batches of at most 100,000 (each well inside lib.sh's 20 s statement timeout).
 grow() { # TARGET
@@ -82,7 +74,7 @@ explain() {
 renewal_info() {
 	local times=() codes=()
 	for _ in $(seq "$asks"); do
-		call GET "/acme/profile/$profile/renewal-info/$ari"
+		call GET "/acme/profile/$PROFILE_ID/renewal-info/$ari"
 		times+=("$HTTP_TIME")
 		codes+=("$HTTP_STATUS")
 	done

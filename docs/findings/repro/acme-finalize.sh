@@ -19,9 +19,7 @@ if [ -n "$ENABLED_REMOTE" ]; then
 	cannot "enabled non-local issuers ($ENABLED_REMOTE): finalize may sign through any of them (docs/certctl-findings.md#ari-any-issuer) and dial it; disable them (PUT /api/v1/issuers/{id} with \"enabled\": false) on this throwaway certctl and rerun"
 fi
 
-mk_profile
-profile=$REPLY
-acme_guard "$profile"
+acme_profile
 dir=$BODY
 
 # ACME URLs come from the directory, built by certctl from the Host it was asked on; the JWS

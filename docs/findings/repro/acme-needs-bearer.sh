@@ -8,17 +8,15 @@
 . "$(dirname "$0")/lib.sh"
 repro_init "$@"
 
-mk_profile
-profile=$REPLY
-acme_guard "$profile"
+acme_profile
 with_key=$HTTP_STATUS
 
-API_NO_AUTH=1 call GET "/acme/profile/$profile/directory"
+API_NO_AUTH=1 call GET "/acme/profile/$PROFILE_ID/directory"
 dir_status=$HTTP_STATUS
 dir_ctype=$HTTP_CTYPE
 dir_body=$(snippet)
 # Any well-formed id: the point is the status before the handler runs.
-API_NO_AUTH=1 call GET "/acme/profile/$profile/renewal-info/AA.AA"
+API_NO_AUTH=1 call GET "/acme/profile/$PROFILE_ID/renewal-info/AA.AA"
 ari_status=$HTTP_STATUS
 
 if [ "$dir_status" = 401 ]; then

@@ -21,21 +21,10 @@ expect_status 200 "disabling the issuer"
 call GET "/api/v1/issuers/$issuer"
 [ "$(jqb .enabled)" = false ] || cannot "the issuer is still enabled after the PUT: $(snippet)"
 
-mk_team
-TEAM_ID=$REPLY
-mk_owner "$TEAM_ID"
-OWNER_ID=$REPLY
-mk_policy
-POLICY_ID=$REPLY
-ISSUER_ID=$issuer
-mk_cert
-cert=$REPLY
-mk_agent
-agent=$REPLY
-new_key
-mk_csr "$REPLY" "$CERT_CN"
+agent_cert "$issuer"
+cert=$CERT_ID
 
-call POST "/api/v1/agents/$agent/csr" "$(jq -cn --rawfile c "$REPLY" --arg id "$cert" '{csr_pem: $c, certificate_id: $id}')"
+submit_csr "$AGENT_ID" "$cert" "$CSR"
 csr_status=$HTTP_STATUS
 csr_body=$(snippet)
 call GET "/api/v1/certificates/$cert/versions"

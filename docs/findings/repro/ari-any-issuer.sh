@@ -15,9 +15,7 @@
 repro_init "$@"
 need openssl base64
 
-mk_profile
-profile=$REPLY
-acme_guard "$profile"
+acme_profile
 enabled_issuers
 if [ "$ENABLED_COUNT" -lt 2 ]; then
 	note "only $ENABLED_COUNT enabled issuer: creating a second one"
@@ -26,16 +24,9 @@ if [ "$ENABLED_COUNT" -lt 2 ]; then
 fi
 [ "$ENABLED_COUNT" -ge 2 ] || cannot "still fewer than two enabled issuers"
 
-base_rows
-mk_agent
-agent=$REPLY
-mk_cert
-cert=$REPLY
-new_key
-mk_csr "$REPLY" "$CERT_CN"
-csr=$REPLY
+agent_cert
 for _ in 1 2 3 4 5 6 7 8; do
-	issue "$cert" "$agent" "$csr"
+	issue "$CERT_ID" "$AGENT_ID" "$CSR"
 	case $SERIAL in 0*) ;; *) break ;; esac
 done
 case $SERIAL in 0*) cannot "eight serials in a row started with 0; run again" ;; esac
@@ -44,7 +35,7 @@ id=$REPLY
 
 ok=0 nf=0 other=0
 for _ in $(seq 64); do
-	call GET "/acme/profile/$profile/renewal-info/$id"
+	call GET "/acme/profile/$PROFILE_ID/renewal-info/$id"
 	case $HTTP_STATUS in 200) ok=$((ok + 1)) ;; 404) nf=$((nf + 1)) ;; *) other=$((other + 1)) ;; esac
 done
 counts="$ok×200, $nf×404, $other×other of 64 asks; enabled issuers: $ENABLED_DESC"

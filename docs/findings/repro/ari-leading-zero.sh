@@ -14,25 +14,16 @@
 repro_init "$@"
 need openssl base64
 
-mk_profile
-profile=$REPLY
-acme_guard "$profile"
+acme_profile
 enabled_issuers
 tries=3
 [ "$ENABLED_COUNT" -le 1 ] || tries=64
 
-base_rows
-mk_agent
-agent=$REPLY
-mk_cert
-cert=$REPLY
-new_key
-mk_csr "$REPLY" "$CERT_CN"
-csr=$REPLY
+agent_cert
 
 zero='' zero_id='' control='' control_id=''
 for i in $(seq 48); do
-	issue "$cert" "$agent" "$csr"
+	issue "$CERT_ID" "$AGENT_ID" "$CSR"
 	case $SERIAL in
 	0*) if [ -z "$zero" ]; then
 		zero=$SERIAL
@@ -55,7 +46,7 @@ done
 ask() { # ARI_ID → REPLY "n200 n404 other"
 	local ok=0 nf=0 other=0
 	for _ in $(seq "$tries"); do
-		call GET "/acme/profile/$profile/renewal-info/$1"
+		call GET "/acme/profile/$PROFILE_ID/renewal-info/$1"
 		case $HTTP_STATUS in 200) ok=$((ok + 1)) ;; 404) nf=$((nf + 1)) ;; *) other=$((other + 1)) ;; esac
 	done
 	REPLY="$ok $nf $other"

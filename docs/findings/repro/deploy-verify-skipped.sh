@@ -17,16 +17,9 @@
 . "$(dirname "$0")/lib.sh"
 repro_init "$@"
 
-uniq_name
-nginx_config "$REPLY"
-setup_deployment_job "$REPLY"
-
-# Poll straight away, before the server's job processor can claim the job
-# (docs/certctl-findings.md#job-processor-steals).
-call GET "/api/v1/agents/$AGENT_ID/work"
-expect_status 200 "the agent's work poll"
-item=$(jqb -c --arg j "$DEPLOY_JOB_ID" '[.jobs[]? | select(.id == $j)] | .[0] // empty')
-[ -n "$item" ] || cannot "the agent's work poll does not list deployment job $DEPLOY_JOB_ID (claimed by the job processor first? run again)"
+setup_deployment_job
+work_item
+item=$REPLY
 keys=$(jq -r '.target_config // {} | keys | join(",")' <<<"$item")
 hostish=$(jq -r '[.target_config // {} | to_entries[] | select(.key == "host" or .key == "hostname" or .key == "target" or .key == "address") | select((.value | type) == "string" and .value != "") | .key] | join(",")' <<<"$item")
 

@@ -14,9 +14,7 @@
 . "$(dirname "$0")/lib.sh"
 repro_init "$@"
 
-uniq_name
-nginx_config "$REPLY"
-setup_deployment_job "$REPLY"
+setup_deployment_job
 note "deployment job $DEPLOY_JOB_ID for agent $AGENT_ID is $DEPLOY_JOB_STATUS"
 [ "$DEPLOY_JOB_STATUS" = Pending ] || cannot "the new deployment job is already '$DEPLOY_JOB_STATUS'"
 

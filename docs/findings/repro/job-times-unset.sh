@@ -10,11 +10,8 @@
 repro_init "$@"
 need openssl
 
-base_rows
-mk_agent
-agent=$REPLY
-mk_cert
-cert=$REPLY
+agent_cert
+cert=$CERT_ID
 
 call POST "/api/v1/certificates/$cert/renew"
 expect_status 202 "triggering the certificate's issuance"
@@ -25,9 +22,7 @@ status=$(jqb --arg c "$cert" '[.data[]? | select(.certificate_id == $c)] | .[0].
 [ -n "$job" ] || cannot "no job appeared for the certificate after the renew trigger"
 
 if [ "$status" = AwaitingCSR ]; then
-	new_key
-	mk_csr "$REPLY" "$CERT_CN"
-	call POST "/api/v1/agents/$agent/csr" "$(jq -cn --rawfile c "$REPLY" --arg id "$cert" '{csr_pem: $c, certificate_id: $id}')"
+	submit_csr "$AGENT_ID" "$cert" "$CSR"
 	expect_status 202 "submitting the CSR"
 fi
 # In server key-generation mode the job processor runs the job instead; wait for it.

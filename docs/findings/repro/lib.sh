@@ -320,15 +320,35 @@ local_issuer() {
 	fi
 }
 
+# base_rows [ISSUER_ID [renewal_window_days auto_renew]]: the rows a certificate needs, under the given
+# issuer or else the oldest enabled local CA (local_issuer), its policy as mk_policy makes it.
 base_rows() { # → TEAM_ID OWNER_ID POLICY_ID ISSUER_ID
 	mk_team
 	TEAM_ID=$REPLY
 	mk_owner "$TEAM_ID"
 	OWNER_ID=$REPLY
-	mk_policy
+	mk_policy "${@:2}"
 	POLICY_ID=$REPLY
-	local_issuer
-	ISSUER_ID=$REPLY
+	if [ -n "${1:-}" ]; then
+		ISSUER_ID=$1
+	else
+		local_issuer
+		ISSUER_ID=$REPLY
+	fi
+}
+
+# agent_cert [ISSUER_ID]: what a certificate issued through the agent CSR path needs: base_rows, an
+# agent, the certificate and a fresh key's CSR for its name; issue "$CERT_ID" "$AGENT_ID" "$CSR" signs it.
+agent_cert() { # → AGENT_ID CERT_ID CSR (a file), CERT_CN, and base_rows' ids
+	need openssl
+	base_rows "$@"
+	mk_agent
+	AGENT_ID=$REPLY
+	mk_cert
+	CERT_ID=$REPLY
+	new_key
+	mk_csr "$REPLY" "$CERT_CN"
+	CSR=$REPLY
 }
 
 mk_cert() { # [extra JSON merged into the body] → REPLY id, CERT_CN; CERT_ISSUER overrides ISSUER_ID
@@ -391,6 +411,10 @@ mk_csr() { # KEY CN → REPLY path of a PEM CSR
 		cannot "openssl could not make a CSR: $(head -c 200 "$REPRO_TMP/openssl.err")"
 }
 
+submit_csr() { # AGENT_ID CERT_ID CSR_FILE: the agent's CSR for the certificate (HTTP_STATUS, BODY as call sets them)
+	call POST "/api/v1/agents/$1/csr" "$(jq -cn --rawfile c "$3" --arg id "$2" '{csr_pem: $c, certificate_id: $id}')"
+}
+
 # issue CERT_ID AGENT_ID CSR_FILE: the agent CSR path, the one way outside ACME to get a
 # certificate signed through the API. Sets SERIAL (certctl's stored form: 40 hex digits),
 # LEAF_PEM and CA_PEM (files). Each call on the same certificate adds a version with a new serial.
@@ -399,7 +423,7 @@ issue() {
 	call GET "/api/v1/certificates/$cert/versions?per_page=1"
 	expect_status 200 "reading a certificate's versions"
 	before=$(jqb '.data[0].serial_number // empty')
-	call POST "/api/v1/agents/$agent/csr" "$(jq -cn --rawfile c "$csr" --arg id "$cert" '{csr_pem: $c, certificate_id: $id}')"
+	submit_csr "$agent" "$cert" "$csr"
 	expect_status 202 "submitting a CSR through the agent path"
 	call GET "/api/v1/certificates/$cert/versions?per_page=1"
 	expect_status 200 "reading a certificate's versions"
@@ -425,6 +449,14 @@ ari_id() { # LEAF_PEM → REPLY
 	REPLY="$(hex2bin "${aki:-00}" | b64url).$(hex2bin "$ser" | b64url)"
 }
 
+# acme_profile: a new certificate profile whose ACME server answers (acme_guard) → PROFILE_ID; BODY is
+# its ACME directory.
+acme_profile() {
+	mk_profile
+	PROFILE_ID=$REPLY
+	acme_guard "$PROFILE_ID"
+}
+
 # In dashboard mode every /acme path answers 200 text/html (docs/certctl-findings.md#dashboard-mode):
 # an ACME verdict read from that page would be meaningless.
 acme_guard() { # PROFILE_ID
@@ -435,22 +467,23 @@ acme_guard() { # PROFILE_ID
 	expect_status 200 "reading the ACME directory of a new profile"
 }
 
-# setup_deployment_job CONFIG_JSON: an NGINX target's deployment job, made the way certctl makes
+# setup_deployment_job [CONFIG_JSON]: an NGINX target's deployment job (the target's configuration an
+# NGINX one of a new name unless given), made the way certctl makes
 # one: issuance in agent key-generation mode, the agent's CSR signed, then a Deployment job per
 # mapped target. The mapping row is the one step no API call offers
 # (docs/certctl-findings.md#no-target-binding), so it is written by SQL.
 # Sets AGENT_ID TARGET_ID CERT_ID DEPLOY_JOB_ID DEPLOY_JOB_STATUS.
 setup_deployment_job() {
-	local config=$1 job_status key
+	local config=${1:-} job_status
 	need_pg
-	need openssl
-	base_rows
-	mk_agent
-	AGENT_ID=$REPLY
+	if [ -z "$config" ]; then
+		uniq_name
+		nginx_config "$REPLY"
+		config=$REPLY
+	fi
+	agent_cert
 	mk_target "$AGENT_ID" NGINX "$config"
 	TARGET_ID=$REPLY
-	mk_cert
-	CERT_ID=$REPLY
 	pgq "INSERT INTO certificate_target_mappings (certificate_id, target_id) VALUES (:'c', :'t');" \
 		"c=$CERT_ID" "t=$TARGET_ID"
 	call POST "/api/v1/certificates/$CERT_ID/renew"
@@ -461,14 +494,21 @@ setup_deployment_job() {
 	if [ "$job_status" != AwaitingCSR ]; then
 		cannot "the certificate's issuance job is '${job_status:-missing}', not AwaitingCSR: this script needs certctl in agent key-generation mode (CERTCTL_KEYGEN_MODE=agent, the default)"
 	fi
-	new_key
-	key=$REPLY
-	mk_csr "$key" "$CERT_CN"
-	call POST "/api/v1/agents/$AGENT_ID/csr" "$(jq -cn --rawfile c "$REPLY" --arg id "$CERT_ID" '{csr_pem: $c, certificate_id: $id}')"
+	submit_csr "$AGENT_ID" "$CERT_ID" "$CSR"
 	expect_status 202 "submitting the agent's CSR"
 	call GET '/api/v1/jobs?type=Deployment&per_page=500'
 	expect_status 200 "listing deployment jobs"
 	DEPLOY_JOB_ID=$(jqb --arg c "$CERT_ID" '[.data[]? | select(.certificate_id == $c)] | .[0].id // empty')
 	DEPLOY_JOB_STATUS=$(jqb --arg c "$CERT_ID" '[.data[]? | select(.certificate_id == $c)] | .[0].status // empty')
 	[ -n "$DEPLOY_JOB_ID" ] || cannot "no deployment job appeared after the CSR was signed, although the certificate is mapped to target $TARGET_ID"
+}
+
+# work_item: the agent's first work poll, straight after setup_deployment_job, before the server's job
+# processor can claim the job (docs/certctl-findings.md#job-processor-steals) → REPLY, its item for
+# DEPLOY_JOB_ID (JSON).
+work_item() {
+	call GET "/api/v1/agents/$AGENT_ID/work"
+	expect_status 200 "the agent's work poll"
+	REPLY=$(jqb -c --arg j "$DEPLOY_JOB_ID" '[.jobs[]? | select(.id == $j)] | .[0] // empty')
+	[ -n "$REPLY" ] || cannot "the agent's work poll does not list deployment job $DEPLOY_JOB_ID (claimed by the job processor first? run again)"
 }

@@ -24,22 +24,9 @@ ca_id() { # LEAF_PEM CA_PEM → REPLY "AKI / sha256 of the CA certificate"
 
 mk_issuer
 issuer=$REPLY
-mk_team
-TEAM_ID=$REPLY
-mk_owner "$TEAM_ID"
-OWNER_ID=$REPLY
-mk_policy
-POLICY_ID=$REPLY
-ISSUER_ID=$issuer
-mk_cert
-cert=$REPLY
-mk_agent
-agent=$REPLY
-new_key
-mk_csr "$REPLY" "$CERT_CN"
-csr=$REPLY
+agent_cert "$issuer"
 
-issue "$cert" "$agent" "$csr"
+issue "$CERT_ID" "$AGENT_ID" "$CSR"
 ca_id "$LEAF_PEM" "$CA_PEM"
 before=$REPLY
 serial1=$SERIAL
@@ -48,7 +35,7 @@ call PUT "/api/v1/issuers/$issuer" "$(jq -cn --arg n "$ISSUER_NAME" \
 	'{name: $n, type: "GenericCA", config: {ca_common_name: ("certctl repro CA " + $n)}, enabled: true, test_status: "untested"}')"
 expect_status 200 "re-saving the issuer unchanged"
 
-issue "$cert" "$agent" "$csr"
+issue "$CERT_ID" "$AGENT_ID" "$CSR"
 ca_id "$LEAF_PEM" "$CA_PEM"
 after=$REPLY
 

@@ -10,14 +10,8 @@
 repro_init "$@"
 need openssl
 
-base_rows
-mk_agent
-agent=$REPLY
-mk_cert
-cert=$REPLY
-new_key
-mk_csr "$REPLY" "$CERT_CN"
-issue "$cert" "$agent" "$REPLY"
+agent_cert
+issue "$CERT_ID" "$AGENT_ID" "$CSR"
 
 # OCSP and CRL are anonymous endpoints (relying parties have no key).
 API_NO_AUTH=1 call GET "/.well-known/pki/ocsp/$ISSUER_ID/$SERIAL"

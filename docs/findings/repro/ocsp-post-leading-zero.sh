@@ -45,18 +45,11 @@ ocsp_post() { # ISSUING_CA_PEM SERIAL → REPLY, as ocsp_get; the request is wha
 	REPLY=${REPLY:-unparsed}
 }
 
-base_rows
-mk_agent
-agent=$REPLY
-mk_cert
-cert=$REPLY
-new_key
-mk_csr "$REPLY" "$CERT_CN"
-csr=$REPLY
+agent_cert
 
 zero='' zero_ca='' control='' control_ca=''
 for i in $(seq 48); do
-	issue "$cert" "$agent" "$csr"
+	issue "$CERT_ID" "$AGENT_ID" "$CSR"
 	if [ "$i" = 1 ]; then
 		ocsp_get "$SERIAL"
 		case $REPLY in

@@ -16,14 +16,7 @@
 . "$(dirname "$0")/lib.sh"
 repro_init "$@"
 
-mk_team
-TEAM_ID=$REPLY
-mk_owner "$TEAM_ID"
-OWNER_ID=$REPLY
-mk_policy 7 false
-POLICY_ID=$REPLY
-local_issuer
-ISSUER_ID=$REPLY
+base_rows "" 7 false
 expires=$(date -u -d '+20 days' +%Y-%m-%dT%H:%M:%SZ)
 mk_cert "$(jq -cn --arg e "$expires" '{status: "Active", expires_at: $e}')"
 cert=$REPLY

@@ -18,13 +18,8 @@ nginx_config "$REPLY"
 config=$REPLY
 sent_key_path=$(jq -r .key_path <<<"$config")
 setup_deployment_job "$config"
-
-# Poll straight away, as the agent would: the server's job processor would otherwise claim the
-# job at its next tick (docs/certctl-findings.md#job-processor-steals).
-call GET "/api/v1/agents/$AGENT_ID/work"
-expect_status 200 "the agent's work poll"
-item=$(jqb -c --arg j "$DEPLOY_JOB_ID" '[.jobs[]? | select(.id == $j)] | .[0] // empty')
-[ -n "$item" ] || cannot "the agent's work poll does not list deployment job $DEPLOY_JOB_ID (claimed by the job processor first? run again)"
+work_item
+item=$REPLY
 got=$(jq -r '.target_config.key_path // empty' <<<"$item")
 got_cert=$(jq -r '.target_config.cert_path // empty' <<<"$item")
 
