@@ -8,14 +8,13 @@ import (
 	"regexp"
 	"strings"
 
-	"certctl-loadtest/internal/docs"
 	"certctl-loadtest/internal/harness"
 )
 
 // k6Cmd is a k6 command on the host (k6 inspect, k6 archive): the binary K6_BIN names, which must be the
 // k6 go.mod pins (checked once, by k6Ready), else `go tool k6`, which compiles that very k6.
 func k6Cmd(e Env, args []string, stdout, stderr *strings.Builder) harness.Cmd {
-	c := harness.Cmd{Name: "go", Args: append([]string{"tool", "k6"}, args...), Env: docs.CleanEnv(e.Environ), Stdout: stdout, Stderr: stderr}
+	c := harness.Cmd{Name: "go", Args: append([]string{"tool", "k6"}, args...), Env: harness.CleanEnv(e.Environ), Stdout: stdout, Stderr: stderr}
 	if bin := e.Getenv("K6_BIN"); bin != "" {
 		c.Name, c.Args = bin, args
 	}

@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 
-	"certctl-loadtest/internal/docs"
 	"certctl-loadtest/internal/harness"
 	"certctl-loadtest/internal/k8s"
 	"certctl-loadtest/internal/output"
@@ -115,7 +114,7 @@ func k8sCmd(ctx context.Context, e Env, args []string) int {
 		tar := s.Name + ".tar"
 		var errb strings.Builder
 		code, err := e.Exec(ctx, harness.Cmd{Name: "go", Args: append(append([]string{"tool", "k6", "archive", "--quiet"}, archiveEnv...), "-O", filepath.Join(*out, tar), filepath.Join(e.Root, s.Path)),
-			Env: docs.CleanEnv(e.Environ), Stdout: io.Discard, Stderr: &errb})
+			Env: harness.CleanEnv(e.Environ), Stdout: io.Discard, Stderr: &errb})
 		if err != nil || code != 0 {
 			return fail("k6 archive %s: exit %d %v %s", s.Path, code, err, strings.TrimSpace(errb.String()))
 		}

@@ -16,20 +16,6 @@ import (
 	"certctl-loadtest/internal/results"
 )
 
-// CleanEnv drops every harness knob from an environment, so the docs show the defaults whatever the
-// caller has set.
-func CleanEnv(environ []string) []string {
-	var out []string
-	for _, kv := range environ {
-		k, _, _ := strings.Cut(kv, "=")
-		if _, ok := harness.LookupKnob(k); ok {
-			continue
-		}
-		out = append(out, kv)
-	}
-	return out
-}
-
 // Documents carrying generated blocks. k6/lib/knobs.js, the Makefile and the workflow carry theirs inside
 // comments.
 var Documents = []string{"README.md", "docs/configuration.md", "docs/scale.md", "docs/performance-baselines.md",

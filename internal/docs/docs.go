@@ -32,7 +32,7 @@ func K6Inspector(root string) Inspector {
 	return func(script string) ([]byte, error) {
 		cmd := exec.Command("go", "tool", "k6", "inspect", script)
 		cmd.Dir = root
-		cmd.Env = CleanEnv(os.Environ())
+		cmd.Env = harness.CleanEnv(os.Environ())
 		return cmd.Output()
 	}
 }

@@ -129,7 +129,7 @@ func BulkSeedAtDefaults(rows []Row) (n int, formula string, err error) {
 	if row == nil {
 		return 0, "", fmt.Errorf("no bulk_renewal scenario: the scale seed's size has nothing to be worked out from")
 	}
-	dur, err := time.ParseDuration(harness.KnobDefault("DURATION"))
+	dur, err := harness.ParseDuration("DURATION", harness.KnobDefault("DURATION"))
 	if err != nil {
 		return 0, "", err
 	}

@@ -253,3 +253,17 @@ func ParseDuration(name, s string) (time.Duration, error) {
 	}
 	return d, nil
 }
+
+// CleanEnv drops every harness knob from an environment: k6 run on its own (k6 inspect, k6 archive, the
+// docs' tables) then resolves a script with the defaults, whatever the caller has set.
+func CleanEnv(environ []string) []string {
+	var out []string
+	for _, kv := range environ {
+		k, _, _ := strings.Cut(kv, "=")
+		if _, ok := LookupKnob(k); ok {
+			continue
+		}
+		out = append(out, kv)
+	}
+	return out
+}
