@@ -13,7 +13,7 @@ LOADTEST := bin/loadtest
 # the binary too, and so do the findings' records (docs/findings, embedded there).
 GO_SOURCES := $(shell find cmd internal -type f -not -path '*/testdata/*' 2>/dev/null) $(wildcard docs/findings/*.md docs/findings/*.go docs/findings/*.yaml) go.mod go.sum
 
-.PHONY: help quickstart seed-external clean-external k8s collect capacity overhead findings compare compare-builds gate baseline loadtest loadtest-acme loadtest-deploy loadtest-pki loadtest-auth loadtest-growth loadtest-soak loadtest-coldstart loadtest-limiter certctl-images spotcheck loadtest-scale loadtest-scale-bulk loadtest-scale-acme loadtest-scale-agent check report docs images test test-full test-unit test-browser test-k6 test-e2e test-e2e-full test-workflow test-workflow-full clean deps
+.PHONY: help quickstart seed-external clean-external k8s judge capacity overhead findings compare compare-builds gate baseline loadtest loadtest-acme loadtest-deploy loadtest-pki loadtest-auth growth soak coldstart loadtest-limiter certctl-images spotcheck loadtest-scale loadtest-scale-bulk loadtest-scale-acme loadtest-scale-agent check report docs images test test-full test-unit test-browser test-k6 test-e2e test-e2e-full test-workflow test-workflow-full clean deps
 
 # The common knobs `make help` prints: rendered from internal/harness/knobs.go by `make docs` (a test
 # fails when this block is stale), so help needs no build.
@@ -88,13 +88,13 @@ loadtest-scale-acme: $(LOADTEST) ## Scale: ACME burst, 200 VUs on directory, new
 loadtest-scale-agent: $(LOADTEST) ## Scale: heartbeat storm across the seeded agents (SEED_AGENTS, default 5000)
 	@LOADTEST_GOAL=$@ TIER=scale SCENARIOS=agent_storm $(LOADTEST) run || { code=$$?; echo "make: $@ exited $$code" >&2; exit $$code; }
 
-loadtest-growth: $(LOADTEST) ## Growth: the same mix at each inventory size of GROWTH_SIZES (1k, 10k, 100k certificates' year of history), each on a fresh stack, then each operation's growth fitted (docs/growth.md)
+growth: $(LOADTEST) ## Growth: the same mix at each inventory size of GROWTH_SIZES (1k, 10k, 100k certificates' year of history), each on a fresh stack, then each operation's growth fitted (docs/growth.md)
 	@LOADTEST_GOAL=$@ $(LOADTEST) growth || { code=$$?; echo "make: $@ exited $$code" >&2; exit $$code; }
 
-loadtest-soak: $(LOADTEST) ## Soak: growth's mix for DURATION (30m unless set), judged for p95 drift and certctl's memory growth per SOAK_WINDOW, with table sizes and autovacuum (docs/growth.md)
+soak: $(LOADTEST) ## Soak: growth's mix for DURATION (30m unless set), judged for p95 drift and certctl's memory growth per SOAK_WINDOW, with table sizes and autovacuum (docs/growth.md)
 	@LOADTEST_GOAL=$@ $(LOADTEST) soak || { code=$$?; echo "make: $@ exited $$code" >&2; exit $$code; }
 
-loadtest-coldstart: $(LOADTEST) ## Cold start: certctl restarted at each inventory size of GROWTH_SIZES, idle and under load: seconds to healthy, the first hundred requests against warm ones (docs/growth.md)
+coldstart: $(LOADTEST) ## Cold start: certctl restarted at each inventory size of GROWTH_SIZES, idle and under load: seconds to healthy, the first hundred requests against warm ones (docs/growth.md)
 	@LOADTEST_GOAL=$@ $(LOADTEST) coldstart || { code=$$?; echo "make: $@ exited $$code" >&2; exit $$code; }
 
 seed-external: $(LOADTEST) ## TARGET=external: create the base rows on that certctl through its API (CERTCTL_URL, CERTCTL_API_KEY, CONFIRM=yes)
@@ -106,8 +106,8 @@ clean-external: $(LOADTEST) ## TARGET=external: archive and delete what the harn
 k8s: $(LOADTEST) ## k6-operator TestRuns (SEGMENTS runners each) for the selected scenarios against CERTCTL_URL, into OUT (default k8s/<RUN_ID>)
 	@$(LOADTEST) k8s --out $(or $(OUT),k8s/$(or $(RUN_ID),manual)) $(if $(NAMESPACE),--namespace $(NAMESPACE))
 
-collect: $(LOADTEST) ## Merge the records k6 processes wrote elsewhere (k6-operator runners) into a run: make collect RUN=<dir>
-	@$(LOADTEST) collect $(RUN)
+judge: $(LOADTEST) ## Judge a run from the records its k6 processes wrote, here or elsewhere (k6-operator runners): make judge RUN=<dir>
+	@$(LOADTEST) judge $(RUN)
 
 capacity: $(LOADTEST) ## Search SCENARIO's knee: highest arrival rate within its budget (ramp, confirm, bisect); results in results/<RUN_ID>/capacity.*
 	@LOADTEST_GOAL=$@ $(LOADTEST) capacity || { code=$$?; echo "make: capacity exited $$code" >&2; exit $$code; }

@@ -241,16 +241,18 @@ func commands() registry {
 			name: "k8s", run: ctxArgs(k8sCmd), usage: []string{"k8s --out DIR [--namespace NS]"},
 			summary: "write k6-operator TestRuns that run the scenarios from a Kubernetes cluster",
 			about: "Writes the TestRuns (SEGMENTS runners each), their k6 archives, the results volume and a kustomization.yaml that run " +
-				"the selected scenarios against CERTCTL_URL; loadtest collect reads back what the runners wrote.",
+				"the selected scenarios against CERTCTL_URL; loadtest judge reads back what the runners wrote.",
 			flags:   [][2]string{{"--out DIR", "where to write the manifests"}, {"--namespace NS", "the namespace of the TestRuns"}},
 			knobs:   []string{"CERTCTL_URL", "SEGMENTS", "TIER", "SCENARIOS", "DURATION"},
 			example: "TARGET=external CERTCTL_URL=https://certctl.example:8443 SEGMENTS=4 loadtest k8s --out k8s-run",
 		},
 		{
-			name: "collect", run: argsOnly(collectCmd), usage: []string{"collect run-dir"},
-			summary: "merge the records k6 processes wrote elsewhere into a run",
-			about:   "Reads k6-operator runners' results volume copied back into run-dir and writes summary.json, summary.txt and the verdict.",
-			example: "loadtest collect results/k8s-run",
+			name: "judge", aliases: []string{"collect"}, run: argsOnly(judgeCmd), usage: []string{"judge run-dir"},
+			summary: "judge a run from the records its k6 processes wrote, here or elsewhere (k6-operator runners)",
+			about: "Reads the records in run-dir (a k6-operator run's results volume copied back, or a run of this machine's), merges a split " +
+				"scenario's segments, and writes summary.json, summary.txt and index.html with the verdict, which is its exit code. " +
+				"collect is its old name.",
+			example: "loadtest judge results/k8s-run",
 		},
 		{
 			name: "seed-external", aliases: []string{"clean-external"}, run: externalCmd, usage: []string{"seed-external", "clean-external"},

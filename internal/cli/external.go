@@ -72,10 +72,10 @@ func externalScriptCmd(ctx context.Context, e Env, script, does string) int {
 	return code
 }
 
-// collectCmd turns the records k6 processes left in a directory (a k6-operator run's results volume,
+// judgeCmd turns the records k6 processes left in a directory (a k6-operator run's results volume,
 // copied back) into a run: each scenario's segments merged, a run.json when there is none, and the
 // summary, printed, with the verdict as the exit code.
-func collectCmd(e Env, args []string) int {
+func judgeCmd(e Env, args []string) int {
 	if len(args) != 1 {
 		fmt.Fprintf(e.Stderr, "loadtest: collect takes one directory: the results the k6 processes wrote (scenarios/, raw/)\n")
 		return results.ExitBadInput
@@ -136,7 +136,7 @@ func collectCmd(e Env, args []string) int {
 	}
 	now := e.Now().UTC()
 	run := results.Run{
-		RunID: filepath.Base(filepath.Clean(dir)), StartedAt: now, EndedAt: now, Command: "loadtest collect " + dir,
+		RunID: filepath.Base(filepath.Clean(dir)), StartedAt: now, EndedAt: now, Command: "loadtest judge " + dir,
 		Tiers: tierList, Scenarios: runs, ExitCode: results.Verdict(codes...),
 		Config: map[string]string{"COLLECTED": "records written elsewhere (k6-operator runners or other machines), merged here"},
 	}

@@ -176,7 +176,7 @@ kind: Kustomization
 	fmt.Fprintf(e.Stdout, "wrote %s: %d TestRun(s) of %d runner(s) each (%s), their k6 archives, the results volume and kustomization.yaml\n",
 		*out, len(scenarios), cfg.Segments, strings.Join(names(scenarios), ", "))
 	fmt.Fprintf(e.Stdout, "next: kubectl create secret generic %s --from-literal=api-key=<certctl admin key>; kubectl apply -k %s;\n"+
-		"      when the TestRuns are finished, copy the volume's scenarios/ and raw/ into a directory and run: loadtest collect <dir>  (docs/distributed.md)\n", secret, *out)
+		"      when the TestRuns are finished, copy the volume's scenarios/ and raw/ into a directory and run: loadtest judge <dir>  (docs/distributed.md)\n", secret, *out)
 	return results.ExitOK
 }
 

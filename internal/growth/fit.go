@@ -1,5 +1,5 @@
 // Package growth reads how certctl's cost grows with its inventory: the same fixed mix of operations run
-// at several inventory sizes (make loadtest-growth), each operation's p50 and p95 against the size, and
+// at several inventory sizes (make growth), each operation's p50 and p95 against the size, and
 // which growth fits them. The runs are ordinary runs; this package only reads their records.
 package growth
 

@@ -339,7 +339,7 @@ func (c *Config) loadLoadShape(get getter) error {
 		}
 		c.Env["SEED_INVENTORY_AUDIT"] = v
 	}
-	// A year of a fleet's history under the load, whatever the tiers (make loadtest-growth sets it per size).
+	// A year of a fleet's history under the load, whatever the tiers (make growth sets it per size).
 	if n, _ := strconv.Atoi(c.Env["SEED_INVENTORY"]); n > 0 {
 		c.Profiles = append(c.Profiles, InventoryProfile)
 		// The history goes in before certctl starts (docker-compose.yml), so its start waits for it:

@@ -40,7 +40,7 @@ const (
 const K6GID = 12345
 
 // ResultDirs are the directories on the results volume each runner writes into: its record, raw
-// samples and dashboard, as a segment (the layout `loadtest collect` reads).
+// samples and dashboard, as a segment (the layout `loadtest judge` reads).
 var ResultDirs = []string{ResultsDir + "/scenarios/segments", ResultsDir + "/raw/segments", ResultsDir + "/dashboard/segments"}
 
 // EnvVar is a plain environment variable given to k6 (and so to the script's __ENV).

@@ -204,7 +204,7 @@ func TestExternalTarget(t *testing.T) {
 
 	// What the k6-operator's runners do with `make k8s`'s archive, done here by two k6 containers: each
 	// its segment, with the TestRun's env, arguments and mounts (the CA bundle's ConfigMap too), its files
-	// named by its pod, the same results volume; `loadtest collect` merges them.
+	// named by its pod, the same results volume; `loadtest judge` merges them.
 	k8sDir, resultsDir := t.TempDir(), t.TempDir()
 	r = run(t, []string{"TIER=api", "SCENARIOS=list_certificates", "SEGMENTS=2", "DURATION=20s", "RATE_LIST_CERTIFICATES=10",
 		"CERTCTL_URL=https://certctl-server:8443", "CERTCTL_CA_BUNDLE=" + ca, "RUN_ID=k8s-sim"}, loadtest, "k8s", "--out", k8sDir)
@@ -262,7 +262,7 @@ func TestExternalTarget(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	r = run(t, nil, loadtest, "collect", resultsDir)
+	r = run(t, nil, loadtest, "judge", resultsDir)
 	wantCode(t, r, 0)
 	wantOutput(t, r, `list_certificates: lt-k8s-sim-list-certificates-1-abcde 0:1/2: \d+ iterations, \d+ requests, 0 dropped; lt-k8s-sim-list-certificates-2-abcde 1/2:1`)
 	var collected results.Summary
