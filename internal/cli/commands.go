@@ -203,7 +203,7 @@ func commands() registry {
 		{
 			name: "defects", run: argsOnly(defectsCmd), usage: []string{"defects record --id ID [--date YYYY-MM-DD] [--command TEXT] run-dir..."},
 			summary: "print a known defect's recorded sizes from runs of one build, for its registry entry",
-			about: "Reads the runs (each scenario's run directory) and prints, for internal/defects/registry.yaml's recorded:, the largest " +
+			about: "Reads the runs (each scenario's run directory) and prints, for the finding's record (docs/findings/<id>.md, registry: recorded:), the largest " +
 				"value each latency the entry explains measured there, per scenario with its arrival rate, and the runs' testbed. Refuses " +
 				"runs of two builds, two testbeds or two rates, and runs without the defect's signature: a known defect explains a " +
 				"latency only up to what its build recorded (docs/certctl-findings.md#how-a-run-judges-them).",

@@ -14,8 +14,8 @@ import (
 )
 
 // defectsCmd: loadtest defects record --id ID [--date D] [--command C] run-dir... prints the registry's
-// recording of what the runs measured of the latencies the entry explains, for registry.yaml's
-// `recorded:`. Every run must be of one build and one testbed.
+// recording of what the runs measured of the latencies the entry explains, for the `registry: recorded:`
+// of the finding's record (docs/findings/<id>.md). Every run must be of one build and one testbed.
 func defectsCmd(e Env, args []string) int {
 	if len(args) == 0 || args[0] != "record" {
 		return badArgs(e, "defects", "the one subcommand is record")
@@ -73,6 +73,6 @@ func defectsCmd(e Env, args []string) int {
 		return results.ExitBadInput
 	}
 	b, _ := yaml.Marshal([]defects.Recording{rec})
-	fmt.Fprintf(e.Stdout, "# %s on %s, from %s: under the entry's recorded:\n%s", *id, build, strings.Join(dirs, " "), b)
+	fmt.Fprintf(e.Stdout, "# %s on %s, from %s: under registry: recorded: in docs/findings/%s.md\n%s", *id, build, strings.Join(dirs, " "), *id, b)
 	return results.ExitOK
 }

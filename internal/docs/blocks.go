@@ -19,7 +19,7 @@ import (
 // Documents carrying generated blocks. k6/lib/knobs.js, the Makefile and the workflow carry theirs inside
 // comments.
 var Documents = []string{"README.md", "docs/configuration.md", "docs/scale.md", "docs/performance-baselines.md",
-	"docs/methodology.md", "docs/certctl-findings.md", "docs/diagnosis.md", "docs/growth.md", "docs/auth.md", "seed/README.md", "k6/lib/knobs.js", "Makefile",
+	"docs/methodology.md", "docs/certctl-findings.md", "docs/findings/repro/README.md", "docs/diagnosis.md", "docs/growth.md", "docs/auth.md", "seed/README.md", "k6/lib/knobs.js", "Makefile",
 	".github/workflows/loadtest.yml", "internal/defects/registry.yaml"}
 
 // Blocks renders every generated block by name.
@@ -100,6 +100,9 @@ func Blocks(root string, inspect Inspector) (map[string]string, error) {
 		}
 	}
 	if blocks["registry-file"], err = RegistryFile(catalog); err != nil {
+		return nil, err
+	}
+	if blocks["repro-scripts"], err = ReproTable(root, catalog); err != nil {
 		return nil, err
 	}
 	return blocks, nil
@@ -193,6 +196,28 @@ func FindingsTable(c findings.Catalog) string {
 		}
 	}
 	return b.String()
+}
+
+// ReproTable is docs/findings/repro/README.md's table of scripts: each finding's script, whether it needs
+// PGURL (read from the script), what it checks and what it creates (its record's repro part).
+func ReproTable(root string, c findings.Catalog) (string, error) {
+	var b strings.Builder
+	b.WriteString("| anchor | PGURL | what it checks | what it creates |\n|---|---|---|---|\n")
+	for _, e := range c.Findings {
+		script, err := os.ReadFile(filepath.Join(root, findings.ReproDir, e.ID+".sh"))
+		if err != nil {
+			return "", fmt.Errorf("finding %s: %w", e.ID, err)
+		}
+		if e.Repro.Checks == "" || e.Repro.Creates == "" {
+			return "", fmt.Errorf("finding %s: its record says not what its script checks and creates (repro: checks:, creates:)", e.ID)
+		}
+		db := "no"
+		if findings.NeedsDatabase(string(script)) {
+			db = "yes"
+		}
+		fmt.Fprintf(&b, "| [%s](../../certctl-findings.md#%s) | %s | %s | %s |\n", e.ID, e.ID, db, e.Repro.Checks, e.Repro.Creates)
+	}
+	return b.String(), nil
 }
 
 // FindingBlock opens a finding's section of docs/certctl-findings.md with what its record's data says: its

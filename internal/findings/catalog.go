@@ -74,9 +74,18 @@ type Entry struct {
 	Registry yaml.Node `yaml:"registry" json:"-"`
 	// Summary is its sentence in a run's summary when a scenario's record counts it.
 	Summary *Sentence `yaml:"summary" json:"-"`
+	// Repro is what its script checks and the rows it leaves on the certctl it runs against: its row in
+	// docs/findings/repro/README.md's table of scripts.
+	Repro Repro `yaml:"repro" json:"-"`
 	// Body is the section's prose under its generated head, its links relative to the record
 	// (PageBody has them relative to the page).
 	Body string `yaml:"-" json:"-"`
+}
+
+// Repro says what a finding's script does to the certctl it asks.
+type Repro struct {
+	Checks  string `yaml:"checks"`
+	Creates string `yaml:"creates"`
 }
 
 // Sentence is a finding's line in a run's summary, for a scenario whose record counts its Counter:
