@@ -132,19 +132,13 @@ func gateCmd(ctx context.Context, e Env, cmd string, args []string) int {
 	if err != nil {
 		return m.fail("%v", err)
 	}
-	get := func(k, def string) string {
-		if v := e.Getenv(k); v != "" {
-			return v
-		}
-		return def
-	}
 	rates := scaledRates(defaults, e.CPUs)
 	p := gate.Plan{Reference: sides[0], Candidate: sides[1], RunsASide: *runs, Order: gate.Schedule(*runs),
-		Tier: get("TIER", defaults.tier), Scenarios: e.Getenv("SCENARIOS"), Duration: get("DURATION", defaults.duration), Tolerance: *tolerance,
+		Tier: m.envOr("TIER", defaults.tier), Scenarios: e.Getenv("SCENARIOS"), Duration: m.envOr("DURATION", defaults.duration), Tolerance: *tolerance,
 		Judged: defaults.judged, Family: defaults.family, Confidence: defaults.confidence, Rates: map[string]string{},
 		AcrossTestbeds: e.Getenv("MACHINE_CHECK") == "false"}
 	for k := range rates {
-		p.Rates[k] = get(k, rates[k])
+		p.Rates[k] = m.envOr(k, rates[k])
 	}
 	sideRun := func(side gate.Side, id string) (planned, Env, error) {
 		// Each run's record repeats that run alone: make loadtest with its build and load.
@@ -155,7 +149,7 @@ func gateCmd(ctx context.Context, e Env, cmd string, args []string) int {
 			over["CERTCTL_IMAGE"] = side.Build
 		}
 		for k, v := range rates {
-			over[k] = get(k, v)
+			over[k] = m.envOr(k, v)
 		}
 		for _, kv := range side.Knobs {
 			k, v, _ := strings.Cut(kv, "=")

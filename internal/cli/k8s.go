@@ -38,10 +38,7 @@ func k8sCmd(ctx context.Context, e Env, args []string) int {
 	if err != nil {
 		return badArgs(e, "k8s", "%v", err)
 	}
-	fail := func(format string, a ...any) int {
-		fmt.Fprintf(e.Stderr, "loadtest: k8s: "+format+"\n", a...)
-		return results.ExitBadInput
-	}
+	fail := measure{e, "k8s"}.fail
 	raw := strings.TrimRight(e.Getenv("CERTCTL_URL"), "/")
 	if u, err := url.Parse(raw); raw == "" || err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
 		return fail("CERTCTL_URL=%q: want certctl's base URL as the runner pods reach it (https://certctl.certctl.svc:8443)", raw)

@@ -50,6 +50,15 @@ func (m measure) knob(name string) string {
 	return harness.KnobDefault(name)
 }
 
+// envOr is the environment's value of a knob, else the command's own default for it (the gate's load
+// is not a run's).
+func (m measure) envOr(name, def string) string {
+	if v := m.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
 // makeDir creates the measurement's directory, or says why it could not.
 func (m measure) makeDir(dir string) bool {
 	if err := os.MkdirAll(dir, 0o755); err != nil {

@@ -180,7 +180,7 @@ func Run(ctx context.Context, cfg Config, logf func(string, ...any)) error {
 	for _, s := range sources {
 		s.take(context.Background())
 	}
-	if err := os.WriteFile(cfg.ReadyFile, []byte("ok\n"), 0o644); err != nil {
+	if err := output.Text(cfg.ReadyFile, "ok\n"); err != nil {
 		return err
 	}
 	var wg sync.WaitGroup
