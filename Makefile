@@ -9,6 +9,9 @@ MAKEFLAGS += --no-print-directory
 # and results/latest/summary.json records it (what each code means: README.md, "Exit codes", rendered
 # from harness.ExitCodes). Scripts that need the code itself call bin/loadtest directly.
 LOADTEST := bin/loadtest
+# Each step of CI runs through STEP, which times it and, under .ci/run (CI_COSTS), records what it cost
+# in .ci/costs.tsv: the figures TestCIPlan (test/ciplan) holds CI's budget with.
+STEP = scripts/ci-step.sh $@
 # Every file under cmd/ and internal/ but test data: the embedded ones (rules.yaml, templates) rebuild
 # the binary too, and so do the findings' records (docs/findings, embedded there).
 GO_SOURCES := $(shell find cmd internal -type f -not -path '*/testdata/*' 2>/dev/null) $(wildcard docs/findings/*.md docs/findings/*.go docs/findings/*.yaml) go.mod go.sum
@@ -142,7 +145,7 @@ docs: $(LOADTEST) ## Regenerate the tables in the docs from the code (k6 inspect
 	@$(LOADTEST) docs
 
 images: ## Build the offline stand-ins of every image (cached; FORCE=1 rebuilds)
-	@images/build.sh
+	@$(STEP) images/build.sh
 
 test: images lint-workflows test-unit test-browser test-k6 test-e2e test-workflow ## The gate (what .ci/run calls, under 20 minutes): unit, browser, k6, workflow, and the e2e tests of the gate (test/e2e/gate_test.go)
 
@@ -150,31 +153,34 @@ test-full: images lint-workflows test-unit test-browser test-k6 test-e2e-full te
 
 .PHONY: lint-workflows
 lint-workflows: ## Lint the GitHub workflows (actionlint, pinned in go.mod)
-	go tool actionlint
+	$(STEP) go tool actionlint
 
 test-unit: ## Go unit tests: config, report (golden files), docs tables, the stand-ins, seeds on certctl's migrated schema, the live view's compose file, k6/lib's JWS and CSR verified by Go's crypto
-	go test -count=1 ./cmd/... ./internal/... ./test/seed/ ./test/observability/ ./test/jose/
+	$(STEP) go test -count=1 ./cmd/... ./internal/... ./test/ciplan/ ./test/seed/ ./test/observability/ ./test/jose/
 
 test-browser: ## A run's index.html in headless Chromium (make deps installs it): verdict, every scenario, every diagnosis chart drawn, links only to files of the run, nothing from the network
-	go test -count=1 ./test/browser/
+	$(STEP) go test -count=1 ./test/browser/
 
 test-k6: ## k6 library modules tested under k6 itself
-	go tool k6 run --quiet --no-color k6/test/lib.test.js
+	$(STEP) go tool k6 run --quiet --no-color k6/test/lib.test.js
 
-test-e2e: $(LOADTEST) ## The gate's e2e tests (short mode: the tests gate_test.go plans, which TestGatePlan holds to 9 minutes) against the real certctl in CERTCTL_DIST
-	go test -count=1 -short -parallel 3 -timeout 30m ./test/e2e/
+test-e2e: $(LOADTEST) ## The gate's e2e tests (short mode: the tests test/ciplan/gate.go plans; TestCIPlan holds all of CI to 15 minutes) against the real certctl in CERTCTL_DIST
+	$(STEP) go test -count=1 -short -parallel 3 -timeout 30m ./test/e2e/
 
-# The plan first (no docker): the gate's, and every test with its time in the last full rehearsal; then
-# the suite, whose result lines, when it passes, are the next plan's record (test/e2e/testdata/full-suite.txt).
+# The plan first (no docker): all of CI's, and every test with its time in the last full rehearsal; then
+# the suite, whose result lines, when it passes (pipefail: a failed suite stops here), are the next plan's
+# record (test/e2e/testdata/full-suite.txt, with what the machine check excused in each test).
 test-e2e-full: $(LOADTEST) ## Every e2e test against the real certctl in CERTCTL_DIST, after its plan and expected time; fails when a threshold was never breached
-	go test -count=1 -short -run '^(TestGatePlan|TestFullPlan)$$' -v ./test/e2e/ | grep -v '^=== '
+	go test -count=1 -short -run '^TestCIPlan$$' -v ./test/ciplan/ | grep -v '^=== '
+	go test -count=1 -short -run '^TestFullPlan$$' -v ./test/e2e/ | grep -v '^=== '
 	@[ -n "$$CERTCTL_NEXT_DIST" ] || echo "make: CERTCTL_NEXT_DIST is not set: the next build's halves of TestFindings and TestKnownDefects, and TestCompareBuildsNamesTheRegression, will skip (.ci/run sets it)" >&2
 	@mkdir -p results
 	go test -count=1 -parallel 3 -timeout 120m -v ./test/e2e/ 2>&1 | tee results/test-full.log
-	grep -E '^( *--- (PASS|FAIL|SKIP): Test|ok )' results/test-full.log > test/e2e/testdata/full-suite.txt
+	scripts/full-record.sh results/test-full.log > test/e2e/testdata/full-suite.txt.new
+	mv test/e2e/testdata/full-suite.txt.new test/e2e/testdata/full-suite.txt
 
 test-workflow: ## The workflows' jobs on this host with act (tools/act), offline, against CERTCTL_DIST: the weekly plan and its jobs, the pull-request gate as certctl would call it
-	go test -count=1 -short -parallel 2 -timeout 20m ./test/workflow/
+	$(STEP) go test -count=1 -short -parallel 2 -timeout 20m ./test/workflow/
 
 test-workflow-full: ## test-workflow, and a dispatch of every tier under act (a stack each)
 	go test -count=1 -parallel 2 -timeout 40m ./test/workflow/
@@ -192,4 +198,4 @@ $(LOADTEST): $(GO_SOURCES)
 	@mkdir -p bin
 	@echo "go build -o $@ ./cmd/loadtest  (a minute or two the first time, with a cold Go cache)"
 	@t0=$$(date +%s); ( while sleep 15 >/dev/null 2>&1; do echo "  still compiling $@, $$(( $$(date +%s) - t0 )) s so far"; done ) & hb=$$!; \
-	go build -o $@ ./cmd/loadtest; rc=$$?; kill $$hb 2>/dev/null; exit $$rc
+	$(STEP) go build -o $@ ./cmd/loadtest; rc=$$?; kill $$hb 2>/dev/null; exit $$rc

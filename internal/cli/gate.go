@@ -248,6 +248,7 @@ func gateCmd(ctx context.Context, e Env, cmd string, args []string) int {
 			run.Dirs = append(run.Dirs, rel)
 		}
 		run.New, run.Known, run.Machine = gate.Breaches(sums)
+		run.Outside = gate.MachineDecided(sums)
 		res.Runs = append(res.Runs, run)
 		save()
 		// A breached budget or a taken machine is a figure to compare; a run without results is not.

@@ -83,6 +83,18 @@ func Analyze(in Input) *Diagnosis {
 			d.Machine.Decided, d.Machine.Sentence = true, x.Sentence
 		}
 	}
+	if d.Machine != nil && !in.JudgeMachine {
+		judged := facts{}
+		for k, v := range f {
+			judged[k] = v
+		}
+		judged["machine.judged"] = 1.0
+		for _, x := range evaluate(Rules, judged) {
+			if x.Kind == "machine" {
+				d.Machine.Unjudged = x.Sentence
+			}
+		}
+	}
 	if d.Machine != nil && d.Machine.Decided {
 		// The figures moved with the machine: what would blame certctl's database or CPU is left out.
 		kept := d.Findings[:0]

@@ -80,6 +80,10 @@ type MachineShare struct {
 	Decided bool `json:"decided"`
 	// Sentence says what took the machine, when Decided.
 	Sentence string `json:"sentence,omitempty"`
+	// Unjudged is what the machine rules say of a run that did not ask them (MACHINE_CHECK=false: the test
+	// suites, whose stacks run side by side on purpose): the sentence they would have decided with, from
+	// the run's own samples. The suites excuse a timing budget they did not aim at only when it is set.
+	Unjudged string `json:"unjudged,omitempty"`
 }
 
 type Window struct {

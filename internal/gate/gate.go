@@ -174,6 +174,21 @@ type Run struct {
 	Known []string `json:"known"`
 	// Machine says what took the machine when it decided the run's breaches (its exit 6).
 	Machine string `json:"machine,omitempty"`
+	// Outside says what took the machine during the run by the machine check's own samples
+	// (MACHINE_CHECK=true), breaches or none: work outside the run, k6 itself, steal, the stack saturating
+	// the host. A run whose figures the machine moved cannot make a difference between the sides certctl's.
+	Outside string `json:"outside,omitempty"`
+}
+
+// MachineDecided is what the machine check says took the machine during a run, from its summaries'
+// diagnoses ("" when nothing did, or the check was off).
+func MachineDecided(sums []results.Summary) string {
+	for _, s := range sums {
+		if d := s.Diagnosis; d != nil && d.Machine != nil && d.Machine.Decided {
+			return d.Machine.Sentence
+		}
+	}
+	return ""
 }
 
 // Breaches reads a run's classified breaches from its summaries.
@@ -265,6 +280,16 @@ func Judge(r *Result, failedCode int) {
 	r.Regressed = regressedRows(*c)
 	r.Cause = causeText(c.Cause, ref, cand)
 	r.NewBreaches, r.Undecided = breachesOnlyCandidate(r.Runs)
+	if len(r.Regressed) > 0 || len(r.NewBreaches) > 0 {
+		// A difference measured while the machine was taken (a noisy runner, another job beside the gate)
+		// is the machine's before it is certctl's: the gate says which run, and what took it.
+		for _, run := range r.Runs {
+			if run.Outside != "" {
+				set(Inconclusive, fmt.Sprintf("the machine decided run %s (%s): %s; what moved between %s and %s is not certctl's to answer for", run.RunID, sideLabel(r.Plan, run.Side), run.Outside, ref, cand))
+				return
+			}
+		}
+	}
 	news := ""
 	if len(r.NewBreaches) > 0 {
 		news = "; it also broke " + strings.Join(r.NewBreaches, ", ") + ", which " + ref + " held"
@@ -291,6 +316,13 @@ func Judge(r *Result, failedCode int) {
 		}
 		set(Pass, s)
 	}
+}
+
+func sideLabel(p Plan, side string) string {
+	if side == Candidate {
+		return p.Candidate.Label
+	}
+	return p.Reference.Label
 }
 
 func orUnknown(s string) string {

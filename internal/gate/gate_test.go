@@ -67,6 +67,7 @@ func TestJudge(t *testing.T) {
 		c             *compare.Result
 		problem       string
 		breaches      [][]string
+		outside       string // what took the machine during the first run
 		want          []string
 	}{
 		{name: "the same", verdict: Pass, code: 0, c: quiet(), want: []string{"pass: pr is within the runs' noise of v2.1.7 (2 runs a side, alternating)"}},
@@ -79,6 +80,13 @@ func TestJudge(t *testing.T) {
 			c:        func() *compare.Result { q := quiet(); q.Cause = slow.Cause; return q }(),
 			breaches: [][]string{nil, {"list_certificates: p95"}, {"list_certificates: p95"}, nil},
 			want:     []string{"new-breach: pr broke list_certificates: p95 in every run", "; the time went to INSERT INTO audit_events (60 % of the database's time on pr"}},
+		{name: "slower, while the machine was taken", verdict: Inconclusive, code: 6, c: slow, outside: "the machine decided, not certctl: work outside the run took 41 %",
+			want: []string{"inconclusive: the machine decided run g-r1 (v2.1.7): the machine decided, not certctl: work outside the run took 41 %; what moved between v2.1.7 and pr is not certctl's to answer for"}},
+		{name: "a new budget, while the machine was taken", verdict: Inconclusive, code: 6, c: quiet(), outside: "k6 took 50 %",
+			breaches: [][]string{nil, {"acme_flow: checks rate>0.99"}, {"acme_flow: checks rate>0.99"}, nil},
+			want:     []string{"inconclusive: the machine decided run g-r1 (v2.1.7): k6 took 50 %"}},
+		{name: "the same, while the machine was taken", verdict: Pass, code: 0, c: quiet(), outside: "k6 took 50 %",
+			want: []string{"pass: pr is within the runs' noise of v2.1.7"}},
 		{name: "a budget the reference broke too", verdict: Inconclusive, code: 6, c: quiet(),
 			breaches: [][]string{{"acme_flow: p95"}, {"acme_flow: p95"}, {"acme_flow: p95"}, nil},
 			want:     []string{"inconclusive: this runner decides acme_flow: p95 (unexplained breaches in 1 of 2 reference runs and 2 of 2 candidate runs)"}},
@@ -99,6 +107,10 @@ func TestJudge(t *testing.T) {
 				Judge(&r, results.ExitEnvironment)
 			} else {
 				r = judged(t, tc.c, "", tc.breaches...)
+				if tc.outside != "" {
+					r.Runs[0].Outside = tc.outside
+					Judge(&r, results.ExitOK)
+				}
 			}
 			if r.Verdict != tc.verdict || r.Code != tc.code {
 				t.Errorf("verdict %s (exit %d), want %s (exit %d): %s", r.Verdict, r.Code, tc.verdict, tc.code, r.Sentence)

@@ -143,7 +143,7 @@ func Text(rows []Row, oneAfterAnother, external bool) string {
 
 // Stacks is the load each stack of a run carries, from its first k6 start to its last scenario's end:
 // one stack whose scenarios run at once, or (oneAfterAnother) a fresh stack per script, in the rows'
-// order. The e2e gate's budget (test/e2e TestGatePlan) is planned from it.
+// order. CI's budget (test/ciplan TestCIPlan) is planned from it.
 func Stacks(rows []Row, oneAfterAnother bool) []time.Duration {
 	var order []string
 	perScript := map[string]time.Duration{}

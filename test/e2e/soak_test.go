@@ -7,13 +7,15 @@ import (
 	"strings"
 	"testing"
 
+	"certctl-loadtest/internal/results"
 	"certctl-loadtest/internal/soak"
 )
 
 // loadtest soak, 40 seconds read in 10-second windows, against the real certctl: soak.json with each
 // window's p95, certctl's memory judged over the second half, every table's size at both ends, and an
-// exit code that says the soak's verdict (its breaches are shown in internal/soak's tests: two stacks
-// beside it here move the p95 on purpose).
+// exit code that says the soak's verdict: steady (its breaches are shown in internal/soak's tests). Two
+// stacks beside it can move the p95 across the windows: a drift is excused only when the soak's own run
+// says the machine decided it, and a memory breach never is.
 func TestSoakShort(t *testing.T) {
 	t.Parallel()
 	e2e(t)
@@ -28,9 +30,20 @@ func TestSoakShort(t *testing.T) {
 	if err := json.Unmarshal(b, &s); err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]int{"steady": 0, "breach": 99, "inconclusive": 6}[s.Verdict]
-	if s.Verdict == "" || r.code != want {
-		t.Fatalf("verdict %q %v with exit %d\n%s", s.Verdict, s.Reasons, r.code, r.output)
+	var sum results.Summary
+	if b, err := os.ReadFile(filepath.Join(dir, "soak-short", "summary.json")); err == nil {
+		_ = json.Unmarshal(b, &sum)
+	}
+	drift := s.Verdict == "breach" && r.code == 99
+	for _, why := range s.Reasons {
+		drift = drift && strings.Contains(why, ": p95 drifted ")
+	}
+	switch why := machineDecides(sum); {
+	case s.Verdict == "steady" && r.code == 0:
+	case drift && why != "":
+		t.Logf("the p95 drifted (%s); the machine check decides it: %s", strings.Join(s.Reasons, "; "), why)
+	default:
+		t.Fatalf("verdict %q %v with exit %d; want steady, exit 0\n%s", s.Verdict, s.Reasons, r.code, r.output)
 	}
 	if len(s.Scenarios) != 1 || len(s.Scenarios[0].Windows) != 4 || s.Scenarios[0].P95 == nil {
 		t.Errorf("scenarios %+v", s.Scenarios)

@@ -154,7 +154,7 @@ func writeFile(t *testing.T, path, content string, mode fs.FileMode) {
 func requireDist(t testing.TB) {
 	t.Helper()
 	if certctlDist == "" {
-		t.SkipNow()
+		skipOrFailInCI(t, "CERTCTL_DIST is not set")
 	}
 }
 

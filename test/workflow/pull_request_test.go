@@ -195,17 +195,26 @@ func orderOf(g gate.Result) string {
 func TestPullRequestGate(t *testing.T) {
 	t.Parallel()
 	t.Run("the same build passes", func(t *testing.T) {
+		if testing.Short() {
+			t.Skip("full suite: the gate's one live run of the pull-request gate under act is the slower endpoint's")
+		}
 		t.Parallel()
-		// Rates a tenth of the defaults: the suite's other stacks share the machine.
+		// Rates a tenth of the defaults: the suite's other stacks share the machine. The machine check on,
+		// as certctl's CI has it: a difference measured while the suite's other jobs took the machine is
+		// the machine's (inconclusive, naming the run and what took it), never a regression.
 		r, g, comment := prRun(t, dist(), dist(), []string{"LOADTEST_TIERS=api,pki", "LOADTEST_SCENARIOS=list_certificates,ocsp_crl",
-			"LOADTEST_DURATION=20s"}, []string{"RATE_LIST_CERTIFICATES=5", "RATE_OCSP_CRL=10"})
-		if r.code != 0 {
-			t.Fatalf("act exited %d; want 0 (the same build on both sides):\n%s", r.code, r.output)
+			"LOADTEST_DURATION=20s"}, []string{"RATE_LIST_CERTIFICATES=5", "RATE_OCSP_CRL=10", "MACHINE_CHECK=true"})
+		if len(g.Runs) != 4 {
+			t.Errorf("gate.json: %d runs; want 4", len(g.Runs))
+		}
+		if g.Verdict == gate.Inconclusive && (len(g.Testbeds) > 0 || slices.ContainsFunc(g.Runs, func(r gate.Run) bool { return r.Outside != "" })) {
+			t.Logf("the machine decided (act exited %d): %s", r.code, g.Sentence)
+			return
+		}
+		if r.code != 0 || g.Verdict != gate.Pass {
+			t.Fatalf("act exited %d, gate: %s; want pass (the same build on both sides):\n%s", r.code, g.Sentence, r.output)
 		}
 		wantOutput(t, r, `verdict: pass: `)
-		if g.Verdict != gate.Pass || len(g.Runs) != 4 {
-			t.Errorf("gate.json: %s, %d runs; want pass over 4", g.Sentence, len(g.Runs))
-		}
 		for _, run := range g.Runs {
 			if !slices.Contains(run.Known, "ocsp-500") {
 				t.Errorf("run %s: known defects %q; want ocsp-500 met (registered: it passes)", run.RunID, run.Known)

@@ -46,6 +46,13 @@ func TestMain(m *testing.M) {
 	if bin != "" {
 		os.RemoveAll(bin)
 	}
+	// A planned run no test made (a test renamed, a run dropped) would be planned and never judged.
+	if code == 0 && act != "" && testing.Short() && unfiltered() {
+		if missing := unran(); len(missing) > 0 {
+			fmt.Fprintf(os.Stderr, "workflow: the gate plans these runs (test/ciplan/workflow.go) and no test made them:\n  %s\n", strings.Join(missing, "\n  "))
+			code = 1
+		}
+	}
 	os.Exit(code)
 }
 
@@ -133,6 +140,7 @@ const pathPrepend = "PATH+="
 func runActIn(t *testing.T, dir, wf, event string, payload string, env []string, args ...string) actRun {
 	t.Helper()
 	needAct(t)
+	checkPlanned(t, wf, event, payload, env, args)
 	tmp := t.TempDir()
 	sink := filepath.Join(tmp, "artifacts")
 	eventFile := filepath.Join(tmp, "event.json")
