@@ -174,18 +174,28 @@ type Run struct {
 	Known []string `json:"known"`
 	// Machine says what took the machine when it decided the run's breaches (its exit 6).
 	Machine string `json:"machine,omitempty"`
-	// Outside says what took the machine during the run by the machine check's own samples
-	// (MACHINE_CHECK=true), breaches or none: work outside the run, k6 itself, steal, the stack saturating
-	// the host. A run whose figures the machine moved cannot make a difference between the sides certctl's.
+	// Outside says what took the machine from outside the run, by the machine check's own samples
+	// (MACHINE_CHECK=true), breaches or none: other work on the runner, or its hypervisor's steal. A run
+	// whose figures something else moved cannot make a difference between the sides certctl's. The
+	// run's own stack saturating the machine is not outside: beside a reference that held, it is the
+	// candidate's cost.
 	Outside string `json:"outside,omitempty"`
 }
 
-// MachineDecided is what the machine check says took the machine during a run, from its summaries'
-// diagnoses ("" when nothing did, or the check was off).
+// outsideRules are the machine check's rules that name something outside the run (rules.yaml).
+var outsideRules = []string{"machine-outside", "machine-steal"}
+
+// MachineDecided is what the machine check says took the machine from outside a run, from its
+// summaries' diagnoses ("" when nothing did, or the check was off).
 func MachineDecided(sums []results.Summary) string {
 	for _, s := range sums {
-		if d := s.Diagnosis; d != nil && d.Machine != nil && d.Machine.Decided {
-			return d.Machine.Sentence
+		if s.Diagnosis == nil {
+			continue
+		}
+		for _, f := range s.Diagnosis.Findings {
+			if slices.Contains(outsideRules, f.Rule) {
+				return f.Sentence
+			}
 		}
 	}
 	return ""

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"certctl-loadtest/internal/compare"
+	"certctl-loadtest/internal/diagnosis"
 	"certctl-loadtest/internal/golden"
 	"certctl-loadtest/internal/results"
 )
@@ -194,5 +195,18 @@ func TestCompareFamily(t *testing.T) {
 	}
 	if c.Verdict != "regressed" || len(regressedRows(c)) < 3 {
 		t.Errorf("verdict %q, regressed %q: want every scenario's median", c.Verdict, regressedRows(c))
+	}
+}
+
+// Only what took the machine from outside the runs makes the gate's difference the machine's: the run's
+// own stack saturating the machine is the candidate's cost beside a reference that held.
+func TestMachineDecided(t *testing.T) {
+	sum := func(rule string) results.Summary {
+		return results.Summary{Diagnosis: &diagnosis.Diagnosis{Findings: []diagnosis.Finding{{Rule: "db-lock-contention", Sentence: "locks"}, {Rule: rule, Sentence: rule + " said"}}}}
+	}
+	for rule, want := range map[string]string{"machine-outside": "machine-outside said", "machine-steal": "machine-steal said", "machine-saturated": "", "machine-fsync": "", "headroom": ""} {
+		if got := MachineDecided([]results.Summary{{}, sum(rule)}); got != want {
+			t.Errorf("%s: %q, want %q", rule, got, want)
+		}
 	}
 }

@@ -237,7 +237,8 @@ func TestCIPlan(t *testing.T) {
 		_, grown := planCI(t, steps, costs, grownPlan)
 		long := false
 		for step, tests := range g.extra {
-			more, err := suiteOf(root, step).planner.Plan(tests)
+			s := suiteOf(root, step)
+			more, err := s.planner.Plan(tests)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"certctl-loadtest/internal/cli"
@@ -28,6 +29,11 @@ type Planner struct {
 	Refused, PerTest time.Duration
 }
 
+type stackPlan struct {
+	loads []time.Duration
+	tier  string
+}
+
 // Job is one test's runs, as one unit of the schedule.
 type Job struct {
 	Name          string
@@ -38,8 +44,48 @@ type Job struct {
 	Start, End    time.Duration
 }
 
-// Plan plans each test's runs with the harness's own planner.
-func (p Planner) Plan(tests []Test) ([]Job, error) {
+// Plan plans each test's runs with the harness's own planner, three runs' k6 inspects at a time.
+func (p *Planner) Plan(tests []Test) ([]Job, error) {
+	type asked struct {
+		env []string
+		sub string
+		sp  stackPlan
+		err error
+	}
+	var todo []*asked
+	byKey := map[string]*asked{}
+	key := func(env []string, sub string) string { return sub + "\x00" + strings.Join(env, "\x00") }
+	envOf := func(r Run) ([]string, string) {
+		sub := "run"
+		if strings.HasPrefix(r.Cmd, "loadtest spotcheck") {
+			sub = "spotcheck"
+		}
+		return append(append([]string{}, p.Defaults...), strings.Fields(r.Env)...), sub
+	}
+	for _, g := range tests {
+		for _, r := range g.Runs {
+			if r.Refused {
+				continue
+			}
+			env, sub := envOf(r)
+			if k := key(env, sub); byKey[k] == nil {
+				byKey[k] = &asked{env: env, sub: sub}
+				todo = append(todo, byKey[k])
+			}
+		}
+	}
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 3)
+	for _, a := range todo {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			a.sp.loads, a.sp.tier, a.err = p.stacks(a.env, a.sub)
+		}()
+	}
+	wg.Wait()
 	var jobs []Job
 	for _, g := range tests {
 		j := Job{Name: g.Name, Serial: g.Serial, Alone: g.Alone, Took: p.PerTest}
@@ -49,24 +95,20 @@ func (p Planner) Plan(tests []Test) ([]Job, error) {
 				j.Took += time.Duration(n) * p.Refused
 				continue
 			}
-			env := append(append([]string{}, p.Defaults...), strings.Fields(r.Env)...)
-			sub := "run"
-			if strings.HasPrefix(r.Cmd, "loadtest spotcheck") {
-				sub = "spotcheck"
-			}
-			loads, tier, err := p.stacks(env, sub)
-			if err != nil {
-				return nil, fmt.Errorf("%s: planning `%s` %s: %v", g.Name, r.Cmd, r.Env, err)
+			env, sub := envOf(r)
+			a := byKey[key(env, sub)]
+			if a.err != nil {
+				return nil, fmt.Errorf("%s: planning `%s` %s: %v", g.Name, r.Cmd, r.Env, a.err)
 			}
 			if sizes := effective(env, "GROWTH_SIZES"); strings.HasPrefix(r.Cmd, "loadtest growth") && sizes != "" {
 				// A growth sweep is a stack per size.
 				n *= len(strings.Split(sizes, ","))
 			}
-			cost, ok := p.Stack[tier]
+			cost, ok := p.Stack[a.sp.tier]
 			if !ok {
 				cost = p.Stack["default"]
 			}
-			for _, l := range loads {
+			for _, l := range a.sp.loads {
 				if r.Aborts {
 					l = 0
 				}

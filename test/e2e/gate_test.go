@@ -164,7 +164,8 @@ func TestFullPlan(t *testing.T) {
 	tw.Flush()
 	for name := range took {
 		if top, _, _ := strings.Cut(name, "/"); !slices.Contains(all, top) {
-			t.Errorf("%s: %s records %s, which no longer exists: make test-full rewrites the record", fullRecord, name, name)
+			// Not a failure: only a passing make test-full writes the record, and this test is part of it.
+			t.Logf("%s records %s, which no longer exists: the next passing make test-full rewrites the record", fullRecord, name)
 		}
 	}
 	expected := "unknown"
