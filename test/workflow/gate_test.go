@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -28,7 +29,8 @@ func checkPlanned(t *testing.T, wf, event, payload string, env, args []string) {
 		return
 	}
 	cmd := fmt.Sprintf("act %s %s", event, filepath.Base(wf))
-	knobs := actKnobs(event, payload, env, args)
+	// Every job's environment starts from the suite's knobs (runActIn's env file), then the test's.
+	knobs := append(append([]string{}, ciplan.WorkflowKnobs...), actKnobs(event, payload, env, args)...)
 	g, ok := ciplan.Covering(ciplan.Workflow, t.Name())
 	if ok {
 		for i, p := range g.Runs {
@@ -75,7 +77,7 @@ func actKnobs(event, payload string, env, args []string) []string {
 		}
 	}
 	for _, kv := range env {
-		if k, _, _ := strings.Cut(kv, "="); k == "DURATION" || k == "TIER" || k == "SCENARIOS" {
+		if k, _, _ := strings.Cut(kv, "="); slices.Contains(ciplan.Keys, k) {
 			knobs = append(knobs, kv)
 		}
 	}
@@ -98,4 +100,32 @@ func unran() []string {
 // unfiltered: no -run or -skip narrowed the suite, so every planned run should have been made.
 func unfiltered() bool {
 	return flag.Lookup("test.run").Value.String() == "" && flag.Lookup("test.skip").Value.String() == ""
+}
+
+// An act run is named as the plan names it: each way a test gives the harness its knobs.
+func TestActKnobs(t *testing.T) {
+	for _, c := range []struct {
+		event, payload string
+		env, args      []string
+		want           string
+	}{
+		{"workflow_dispatch", `{"inputs": {"tier": "api", "duration": "5s"}}`, nil, nil, "TIER=api SCENARIOS= DURATION=5s"},
+		{"workflow_dispatch", `{"inputs": {"tier": "scale", "duration": "5s"}}`, []string{"RATE_AGENT_STORM=30"}, []string{"--job", "loadtest", "--matrix", "scenarios:agent_storm"}, "TIER=scale SCENARIOS=agent_storm DURATION=5s"},
+		{"schedule", `{"schedule": "17 5 * * 1"}`, []string{"DURATION=5x"}, nil, "TIER= SCENARIOS= DURATION=5x"},
+		{"pull_request", `{"number": 7}`, nil, []string{"--var", "LOADTEST_SCENARIOS=acme_flow", "--var", "LOADTEST_DURATION=20s"}, "TIER=api,acme SCENARIOS=acme_flow DURATION=20s"},
+		{"pull_request", `{"number": 7}`, []string{"MACHINE_CHECK=true"}, []string{"--var", "LOADTEST_TIERS=api,pki"}, "TIER=api,pki SCENARIOS= DURATION=1m"},
+	} {
+		got := strings.Join(ciplan.Effective(append(append([]string{}, ciplan.WorkflowKnobs...), actKnobs(c.event, c.payload, c.env, c.args)...))[:3], " ")
+		if got != c.want {
+			t.Errorf("%s %s %q %q: %s, want %s", c.event, c.payload, c.env, c.args, got, c.want)
+		}
+	}
+	// Every planned run of the suite matches itself as a test would make it.
+	for _, g := range ciplan.Workflow {
+		for _, r := range g.Runs {
+			if !ciplan.Matches(ciplan.Test{Runs: []ciplan.Run{r}}, ciplan.WorkflowKnobs, r.Cmd, append(append([]string{}, ciplan.WorkflowKnobs...), strings.Fields(r.Env)...)) {
+				t.Errorf("%s: %s %s does not match itself", g.Name, r.Cmd, r.Env)
+			}
+		}
+	}
 }
