@@ -29,13 +29,15 @@ var e2ePlanner = Planner{
 // 275 s, the parallel tests' 318 s less the 41 s of the run that held the machine alone).
 const e2eConcurrency = 2.4
 
-// workflowPlanner's costs under act, from go test -short -v ./test/workflow/ on this machine: a job's
-// container, the harness built in it and its steps before and after the run (about 15 s: the job that
-// stops at the image check, TestCertctlImagePinWhenNoneGiven), and a stack as the e2e suite's.
+// workflowPlanner's costs under act, from go test -short -v ./test/workflow/ on this machine
+// (2026-11-29): a test's act (its containers, the harness built, the steps around the run: about 10 s
+// more than the run, TestDefaultJob/green 42 s for a 5-second run), a job refused before its stack (8 s:
+// Monday's four jobs in 36 s, Thursday's sixteen in 120 s; a trend job 20 s), and a stack as the e2e
+// suite's.
 var workflowPlanner = Planner{
 	Stack:   map[string]time.Duration{"default": 27 * time.Second, "scale": 20 * time.Second, "pki": 25 * time.Second},
-	Refused: 10 * time.Second,
-	PerTest: 15 * time.Second,
+	Refused: 8 * time.Second,
+	PerTest: 10 * time.Second,
 }
 
 // workflowConcurrency: act's jobs side by side (-parallel 2) on 2 CPUs: the suite's tests took 868 s in
