@@ -149,7 +149,7 @@ images: ## Build the offline stand-ins of every image (cached; FORCE=1 rebuilds)
 
 test: images lint-workflows test-unit test-browser test-k6 test-e2e test-workflow ## The gate (what .ci/run calls, under 20 minutes): unit, browser, k6, workflow, and the e2e tests of the gate (test/e2e/gate_test.go)
 
-test-full: images lint-workflows test-unit test-browser test-k6 test-e2e-full test-workflow-full ## Every test: the gate's, and every e2e breach, fault and statistic on live stacks (about an hour on 2 CPUs; before resolving a change to a tier or the run path)
+test-full: images lint-workflows test-unit test-browser test-k6 test-e2e-full test-workflow-full ## Every test: the gate's, and every e2e breach, fault and statistic on live stacks (about two hours on 2 CPUs; before resolving a change to a tier or the run path)
 
 .PHONY: lint-workflows
 lint-workflows: ## Lint the GitHub workflows (actionlint, pinned in go.mod)

@@ -31,8 +31,8 @@ func TestSoakShort(t *testing.T) {
 		t.Fatal(err)
 	}
 	var sum results.Summary
-	if b, err := os.ReadFile(filepath.Join(dir, "soak-short", "summary.json")); err == nil {
-		_ = json.Unmarshal(b, &sum)
+	if b, err := os.ReadFile(filepath.Join(dir, "soak-short", "summary.json")); err != nil || json.Unmarshal(b, &sum) != nil {
+		t.Fatalf("soak-short/summary.json: %v", err)
 	}
 	drift := s.Verdict == "breach" && r.code == 99
 	for _, why := range s.Reasons {
