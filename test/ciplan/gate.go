@@ -1,7 +1,9 @@
 package ciplan
 
 import (
+	"fmt"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -131,4 +133,37 @@ func Matches(g Test, defaults []string, cmd string, env []string) bool {
 		}
 	}
 	return false
+}
+
+// Made records which planned runs a suite's tests made, so that the suite can name those it never made
+// (a renamed test, a dropped run): planned and never judged.
+type Made struct{ runs sync.Map }
+
+// Match is whether the test called name, running cmd with env, makes one of its entry's planned runs;
+// the run is recorded as made.
+func (m *Made) Match(tests []Test, defaults []string, name, cmd string, env []string) bool {
+	g, ok := Covering(tests, name)
+	if !ok {
+		return false
+	}
+	for i, p := range g.Runs {
+		if Matches(Test{Runs: []Run{p}}, defaults, cmd, env) {
+			m.runs.Store(fmt.Sprintf("%s\x00%d", g.Name, i), struct{}{})
+			return true
+		}
+	}
+	return false
+}
+
+// Missing are the planned runs of tests that no test made.
+func (m *Made) Missing(tests []Test) []string {
+	var out []string
+	for _, g := range tests {
+		for i, p := range g.Runs {
+			if _, ok := m.runs.Load(fmt.Sprintf("%s\x00%d", g.Name, i)); !ok {
+				out = append(out, fmt.Sprintf("%s: `%s` %s", g.Name, p.Cmd, p.Env))
+			}
+		}
+	}
+	return out
 }

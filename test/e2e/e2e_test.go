@@ -58,7 +58,7 @@ func TestMain(m *testing.M) {
 	unfiltered := flag.Lookup("test.run").Value.String() == "" && flag.Lookup("test.skip").Value.String() == ""
 	// A gate entry that made no run (a subtest renamed, a run dropped) would be planned and never judged.
 	if code == 0 && ready && testing.Short() && unfiltered {
-		if missing := unranEntries(); len(missing) > 0 {
+		if missing := made.Missing(ciplan.E2E); len(missing) > 0 {
 			fmt.Fprintf(os.Stderr, "e2e: the gate plans these runs (test/ciplan/gate.go) and no test made them:\n  %s\n", strings.Join(missing, "\n  "))
 			code = 1
 		}
@@ -396,36 +396,36 @@ func scenarioByName(t *testing.T, s results.Summary, name string) (status string
 	return "", nil
 }
 
-// measured is what a threshold judged, as summary.json keeps it, beside the record's counters: enough
-// in a CI log to tell certctl's failure from the machine's without the run directory.
-// noSample: the scenario's threshold judged no sample.
-func noSample(s results.Summary, scenario, key string) bool {
+// thresholdOf is a scenario's threshold named key, with the scenario's record; nil when the run has none.
+func thresholdOf(s results.Summary, scenario, key string) (*results.Threshold, *results.Record) {
 	for _, sc := range s.Scenarios {
 		if sc.Name != scenario || sc.Record == nil {
 			continue
 		}
-		for _, th := range sc.Record.Thresholds {
+		for i, th := range sc.Record.Thresholds {
 			if thresholdKey(th.Metric, th.Expression) == key {
-				return th.NoSample
+				return &sc.Record.Thresholds[i], sc.Record
 			}
 		}
 	}
-	return false
+	return nil, nil
 }
 
+// noSample: the scenario's threshold judged no sample.
+func noSample(s results.Summary, scenario, key string) bool {
+	th, _ := thresholdOf(s, scenario, key)
+	return th != nil && th.NoSample
+}
+
+// measured is what a threshold judged, as summary.json keeps it, beside the record's counters: enough
+// in a CI log to tell certctl's failure from the machine's without the run directory.
 func measured(s results.Summary, scenario, key string) string {
-	for _, sc := range s.Scenarios {
-		if sc.Name != scenario || sc.Record == nil {
-			continue
-		}
-		for _, th := range sc.Record.Thresholds {
-			if thresholdKey(th.Metric, th.Expression) == key {
-				return fmt.Sprintf("%s; %.0f iterations, %.0f dropped, %.0f requests, error rate %.4f, counters %v",
-					th.Measured(), sc.Record.Iterations, sc.Record.DroppedIterations, sc.Record.Requests, sc.Record.ErrorRate, sc.Record.Counters)
-			}
-		}
+	th, rec := thresholdOf(s, scenario, key)
+	if th == nil {
+		return "not in summary.json"
 	}
-	return "not in summary.json"
+	return fmt.Sprintf("%s; %.0f iterations, %.0f dropped, %.0f requests, error rate %.4f, counters %v",
+		th.Measured(), rec.Iterations, rec.DroppedIterations, rec.Requests, rec.ErrorRate, rec.Counters)
 }
 
 // logRunText puts the run's summary.txt in the test's log once: a failed gate run is read from CI's

@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"text/tabwriter"
 	"time"
@@ -37,8 +36,8 @@ func e2e(t *testing.T) {
 	needStack(t)
 }
 
-// ran are the gate's planned runs some test made: an entry that made none fails the gate (TestMain).
-var ran sync.Map // "entry\x00run index" → struct{}
+// made are the gate's planned runs some test made: an entry that made none fails the gate (TestMain).
+var made ciplan.Made
 
 // checkPlanned, in short mode, skips a run of a subtest the gate leaves out, and fails a gate test's
 // run that its entry does not plan: the gate's plan must be what it runs.
@@ -47,32 +46,15 @@ func checkPlanned(t *testing.T, env []string, name string, args []string) {
 	if !testing.Short() {
 		return
 	}
-	g, ok := ciplan.Covering(ciplan.E2E, t.Name())
-	if !ok {
+	if _, ok := ciplan.Covering(ciplan.E2E, t.Name()); !ok {
 		t.Skip("full suite only (make test-full); the gate's tests are listed in test/ciplan/gate.go")
 	}
 	cmd := command(name, args)
-	for i, p := range g.Runs {
-		if ciplan.Matches(ciplan.Test{Runs: []ciplan.Run{p}}, ciplan.E2EKnobs, cmd, env) {
-			ran.Store(fmt.Sprintf("%s\x00%d", g.Name, i), struct{}{})
-			return
-		}
+	if made.Match(ciplan.E2E, ciplan.E2EKnobs, t.Name(), cmd, env) {
+		return
 	}
 	t.Fatalf("gate: %s runs `%s` with %s, which test/ciplan/gate.go does not plan for it: plan it (TestCIPlan then judges CI's time), or leave the test to the full suite",
 		t.Name(), cmd, strings.Join(ciplan.Effective(env), " "))
-}
-
-// unranEntries are the gate's planned runs no test made: a renamed subtest, a run dropped from a test.
-func unranEntries() []string {
-	var out []string
-	for _, g := range ciplan.E2E {
-		for i, p := range g.Runs {
-			if _, ok := ran.Load(fmt.Sprintf("%s\x00%d", g.Name, i)); !ok {
-				out = append(out, fmt.Sprintf("%s: `%s` %s", g.Name, p.Cmd, p.Env))
-			}
-		}
-	}
-	return out
 }
 
 // command names a run's command as the plan does: the harness as "loadtest".

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"certctl-loadtest/test/ciplan"
@@ -17,8 +16,8 @@ import (
 // none of its test's planned runs fails the test, and a planned run no test made fails the suite, so
 // TestCIPlan plans what the suite runs.
 
-// ran are the planned runs some test made ("entry\x00index").
-var ran sync.Map
+// made are the planned runs some test made.
+var made ciplan.Made
 
 // checkPlanned, in short mode, fails an act run its test's entry does not plan. A run is named as the
 // plan names it: "act EVENT WORKFLOW" and the harness's knobs its inputs, matrix, variables and
@@ -31,14 +30,8 @@ func checkPlanned(t *testing.T, wf, event, payload string, env, args []string) {
 	cmd := fmt.Sprintf("act %s %s", event, filepath.Base(wf))
 	// Every job's environment starts from the suite's knobs (runActIn's env file), then the test's.
 	knobs := append(append([]string{}, ciplan.WorkflowKnobs...), actKnobs(event, payload, env, args)...)
-	g, ok := ciplan.Covering(ciplan.Workflow, t.Name())
-	if ok {
-		for i, p := range g.Runs {
-			if ciplan.Matches(ciplan.Test{Runs: []ciplan.Run{p}}, ciplan.WorkflowKnobs, cmd, knobs) {
-				ran.Store(fmt.Sprintf("%s\x00%d", g.Name, i), struct{}{})
-				return
-			}
-		}
+	if made.Match(ciplan.Workflow, ciplan.WorkflowKnobs, t.Name(), cmd, knobs) {
+		return
 	}
 	t.Fatalf("gate: %s runs `%s` with %s, which test/ciplan/workflow.go does not plan for it: plan it (TestCIPlan then judges CI's time), or leave the test to the full suite",
 		t.Name(), cmd, strings.Join(ciplan.Effective(knobs), " "))
@@ -82,19 +75,6 @@ func actKnobs(event, payload string, env, args []string) []string {
 		}
 	}
 	return knobs
-}
-
-// unran are the planned runs no test made: a renamed test, a run dropped.
-func unran() []string {
-	var out []string
-	for _, g := range ciplan.Workflow {
-		for i, p := range g.Runs {
-			if _, ok := ran.Load(fmt.Sprintf("%s\x00%d", g.Name, i)); !ok {
-				out = append(out, fmt.Sprintf("%s: `%s` %s", g.Name, p.Cmd, p.Env))
-			}
-		}
-	}
-	return out
 }
 
 // unfiltered: no -run or -skip narrowed the suite, so every planned run should have been made.
