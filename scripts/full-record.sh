@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # full-record.sh LOG: the full suite's record (test/e2e/testdata/full-suite.txt) from a passing, unfiltered
 # `go test -v ./test/e2e/` log, as make test-full writes it: go test's result line of each test and
-# subtest with its time, and how many breaches in it the machine check excused (the tests' "the machine
-# check decides it" lines: a tolerance the record must show, so a test that leans on it is seen), then
+# subtest with its time, and how many breaches in it the machine check excused (the tests' "machine-excused:"
+# lines, which logExcused in test/e2e writes: a tolerance the record must show, so a test that leans on it is seen), then
 # the package's line. TestFullPlan prints it before the next make test-full.
 set -euo pipefail
 log=${1:?usage: full-record.sh LOG}
@@ -10,9 +10,9 @@ grep -qE '^ok\s' "$log" || { echo "full-record.sh: $log has no passing package l
 printf '# make test-full on %s, %s: passed\n' "$(git rev-parse --short HEAD 2>/dev/null || echo unknown)" "$(date -u +%Y-%m-%d)"
 awk '
   /^=== (RUN|CONT|NAME|PAUSE)/ { cur = $3 }
-  /the machine check decides it|the machine decided/ { excused[cur]++ }
+  /machine-excused: / { excused[cur]++ }
   /^ *--- (PASS|FAIL|SKIP): Test/ { lines[++n] = $0; names[n] = $3 }
-  /^(ok|FAIL)\s/ { pkg = $0 }
+  /^(ok|FAIL)[ \t]/ { pkg = $0 }
   END {
     for (i = 1; i <= n; i++) {
       l = lines[i]

@@ -4,6 +4,7 @@ import (
 	"certctl-loadtest/test/ciplan"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -183,4 +184,44 @@ func readFullRecord(path string) (map[string]time.Duration, map[string]int, time
 		return took, excused, 0, fmt.Errorf("%s has no package result line", path)
 	}
 	return took, excused, wall, nil
+}
+
+// scripts/full-record.sh writes what readFullRecord reads: each result line with its time and what the
+// machine check excused in it (logExcused's words), the package's line; and nothing from a failed log.
+func TestFullRecordScript(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	passing := "=== RUN   TestA\n=== RUN   TestA/sub\n=== PAUSE TestA/sub\n=== CONT  TestA/sub\n" +
+		"    a_test.go:9: machine-excused: s: p95 broke; the machine check decides it: k6 took 45 %\n" +
+		"    a_test.go:9: machine-excused: s: p99 broke; the machine check decides it: k6 took 45 %\n" +
+		"--- PASS: TestA (12.50s)\n    --- PASS: TestA/sub (12.00s)\n=== RUN   TestB\n--- SKIP: TestB (0.00s)\n" +
+		"PASS\nok  \tcertctl-loadtest/test/e2e\t61.250s\n"
+	record := func(log string) ([]byte, error) {
+		p := filepath.Join(dir, "test-full.log")
+		if err := os.WriteFile(p, []byte(log), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return exec.Command("bash", "../../scripts/full-record.sh", p).Output()
+	}
+	out, err := record(passing)
+	if err != nil {
+		t.Fatalf("full-record.sh on a passing log: %v", err)
+	}
+	p := filepath.Join(dir, "full-suite.txt")
+	if err := os.WriteFile(p, out, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	took, excused, wall, err := readFullRecord(p)
+	if err != nil {
+		t.Fatalf("%v in:\n%s", err, out)
+	}
+	if took["TestA"] != 12500*time.Millisecond || took["TestA/sub"] != 12*time.Second || wall != 61250*time.Millisecond {
+		t.Errorf("times %v, wall %v in:\n%s", took, wall, out)
+	}
+	if excused["TestA/sub"] != 2 || excused["TestA"] != 0 || len(excused) != 1 {
+		t.Errorf("excused %v, want TestA/sub's two, in:\n%s", excused, out)
+	}
+	if _, err := record(strings.Replace(passing, "ok  \t", "FAIL\t", 1)); err == nil {
+		t.Error("full-record.sh wrote a record from a failed log")
+	}
 }
