@@ -13,8 +13,7 @@ need openssl
 agent_cert
 cert=$CERT_ID
 
-call POST "/api/v1/certificates/$cert/renew"
-expect_status 202 "triggering the certificate's issuance"
+trigger_issuance "$cert"
 call GET '/api/v1/jobs?per_page=500'
 expect_status 200 "listing jobs"
 job=$(jqb --arg c "$cert" '[.data[]? | select(.certificate_id == $c)] | .[0].id // empty')
