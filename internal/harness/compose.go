@@ -112,11 +112,13 @@ type Service struct {
 // RequiredLabel marks a tier service whose failure stops the run (a seeder), unlike a sidecar's.
 const RequiredLabel = "certctl-loadtest.required"
 
-// The two services the harness names: the server under test, which `up` waits for, and the load
-// generator, which `run` starts once per scenario. Every other service is the compose file's business.
+// The services the harness names: the server under test, which `up` waits for, the load generator,
+// which `run` starts once per scenario, and the database, whose version a run records. Every other
+// service is the compose file's business.
 const (
-	serverService = "certctl-server"
-	k6Service     = "k6"
+	serverService   = "certctl-server"
+	k6Service       = "k6"
+	postgresService = "postgres"
 	// k6 against a certctl the harness did not start (TARGET=external): no stack network.
 	k6ExternalService = "k6-external"
 )

@@ -42,7 +42,31 @@ func (r *Runner) preflight(ctx context.Context, compose *Compose, run *results.R
 	}
 	defer r.identifyCertctl(ctx, *compose, svcs, run)
 	code, err := r.checkImages(ctx, *compose, svcs, run)
+	if err == nil {
+		run.Postgres = r.postgresVersion(ctx, svcs)
+	}
 	return svcs, code, err
+}
+
+// postgresVersion is PG_VERSION of the stack's PostgreSQL image ("" when it sets none, or there is no
+// such service): the figures of one major version are not another's.
+func (r *Runner) postgresVersion(ctx context.Context, svcs Services) string {
+	img := svcs[postgresService].Image
+	if img == "" {
+		return ""
+	}
+	var out bytes.Buffer
+	c, _ := r.Exec(ctx, Cmd{Name: "docker", Args: []string{"image", "inspect", "--format", "{{range .Config.Env}}{{println .}}{{end}}", img},
+		Env: r.Env, Stdout: &out, Stderr: io.Discard})
+	if c != 0 {
+		return ""
+	}
+	for _, l := range strings.Split(out.String(), "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(l), "PG_VERSION="); ok {
+			return v
+		}
+	}
+	return ""
 }
 
 // checkEngine makes sure a Docker engine answers and has the Compose v2 plugin.

@@ -157,6 +157,7 @@ func engine(t *testing.T, cfg Config, outcomes map[string]k6Outcome, more ...ans
 		{prefix: "compose config --images", out: "certctl:test\npostgres:16-alpine\ngrafana/k6:2.2.0\n"},
 		{prefix: "image inspect --format {{.Id}} ", out: "sha256:0123456789abcdef0123\n"},
 		{prefix: "image inspect --format {{ index .Config.Labels", out: "<no value>\n"},
+		{prefix: "image inspect --format {{range .Config.Env}}", out: "PATH=/usr/bin\nPG_VERSION=16.15\n"},
 		{prefix: "compose up ", code: 0},
 		{prefix: "compose ps --all --format json", out: healthy},
 		{prefix: "compose run --rm --no-deps -T k6 version", out: "k6 v2.2.0 (go1.26.8, linux/amd64)\n"},
@@ -415,6 +416,9 @@ func TestRunStartsTheComposeFileServices(t *testing.T) {
 	}
 	if s.Run.Config["CERTCTL_TOKEN"] != "[redacted]" || s.Run.K6Version != "k6 v2.2.0 (go1.26.8, linux/amd64)" {
 		t.Errorf("config %v, k6 %q", s.Run.Config, s.Run.K6Version)
+	}
+	if s.Run.Postgres != "16.15" {
+		t.Errorf("postgres %q, want the image's PG_VERSION", s.Run.Postgres)
 	}
 }
 

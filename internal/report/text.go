@@ -244,12 +244,16 @@ func pkiFigures(r results.PKIRow) []string {
 	return append([]string{clients, ok, per}, lat...)
 }
 
-// aboutLines say what ran, where and how: certctl's identity, the tiers and k6, the time and host, the
-// command line.
+// aboutLines say what ran, where and how: certctl's identity, the tiers, k6 and PostgreSQL, the time and
+// host, the command line.
 func aboutLines(s results.Summary) []string {
 	r := s.Run
 	lines := strings.Split(strings.TrimSuffix(certctlLine(s.CertctlVersion, r.Certctl), "\n"), "\n")
-	lines = append(lines, fmt.Sprintf("tiers %s · %s", strings.Join(r.Tiers, ","), orUnknown(r.K6Version)))
+	tiers := fmt.Sprintf("tiers %s · %s", strings.Join(r.Tiers, ","), orUnknown(r.K6Version))
+	if r.Postgres != "" {
+		tiers += " · PostgreSQL " + r.Postgres
+	}
+	lines = append(lines, tiers)
 	when := fmt.Sprintf("%s → %s (%.0f s) · host %d CPUs", r.StartedAt.UTC().Format(time.RFC3339), r.EndedAt.UTC().Format(time.RFC3339), r.DurationS, r.Host.CPUs)
 	if r.Host.DockerVersion != "" {
 		when += " · docker " + r.Host.DockerVersion

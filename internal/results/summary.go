@@ -41,6 +41,10 @@ type Run struct {
 	ImageIDs  map[string]string `json:"image_ids"`
 	ImagePins map[string]string `json:"image_pins,omitempty"` // image that ran in place of a .env pin → that pin
 	K6Version string            `json:"k6_version"`
+	// Postgres is the version of the stack's PostgreSQL (its image's PG_VERSION, which the official images
+	// and the offline stand-in set): figures of another major version are another experiment (absent
+	// in runs recorded before 2026-11-29 and against an external certctl).
+	Postgres string `json:"postgres,omitempty"`
 	// Harness is the revision of this harness that ran (git, "-dirty" with local changes).
 	Harness string `json:"harness,omitempty"`
 	Host    Host   `json:"host"`
