@@ -391,6 +391,36 @@ func TestTestbedsApartAreNotComparable(t *testing.T) {
 	}
 }
 
+// Two runs on one machine, one on the offline kit's PostgreSQL 15 (recorded before runs named their
+// PostgreSQL: its image says it), one on 16: another database under certctl, not comparable; on the
+// same major they compare.
+func TestPostgresMajorsApartAreNotComparable(t *testing.T) {
+	here := testbed.Calibration{CPUs: 2, CPUSingle: 28000, CPUAll: 56000, FsyncP50Ms: 0.1}
+	on := func(name, version string) string {
+		dir := withTestbed(t, name, here)
+		path := filepath.Join(dir, "summary.json")
+		b, _ := os.ReadFile(path)
+		var s map[string]any
+		if err := json.Unmarshal(b, &s); err != nil {
+			t.Fatal(err)
+		}
+		s["run"].(map[string]any)["postgres"] = version
+		b, _ = json.Marshal(s)
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	r := run(t, Side{Label: "a", Dirs: []string{withTestbed(t, "v217-a", here)}}, Side{Label: "b", Dirs: []string{on("v217-b", "16.15")}}, Options{})
+	if r.Verdict != VerdictNotComparable || !slices.Contains(r.NotComparable, "PostgreSQL 15 vs 16") {
+		t.Errorf("15 against 16: %q %q", r.Verdict, r.NotComparable)
+	}
+	r = run(t, Side{Label: "a", Dirs: []string{on("v217-a", "16.4-1.pgdg120+1")}}, Side{Label: "b", Dirs: []string{on("v217-b", "16.15")}}, Options{})
+	if r.Verdict == VerdictNotComparable {
+		t.Errorf("16 against 16: %q %q", r.Verdict, r.NotComparable)
+	}
+}
+
 // Judged metrics alone can fail a comparison: the others are still marked, and shown.
 func TestJudgedMetrics(t *testing.T) {
 	r := run(t, Side{Dirs: dirs("v217-a", "v217-b")}, Side{Dirs: dirs("main-a")}, Options{Judged: []string{"p50"}})

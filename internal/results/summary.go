@@ -73,6 +73,21 @@ type Run struct {
 	AfterLoad []ServiceState `json:"services_after_load,omitempty"`
 }
 
+// PostgresMajor is the major version of the run's PostgreSQL, "" when it cannot be told: Postgres's;
+// for a run recorded before runs kept it, 15 when the stack ran the offline kit's image, which was
+// Debian bookworm's PostgreSQL 15 until 2026-11-29 whatever its tag said (certctl-loadtest-offline/
+// postgres:16-alpine, later certctl-loadtest/offline-postgres:15).
+func (r Run) PostgresMajor() string {
+	if r.Postgres != "" {
+		major, _, _ := strings.Cut(r.Postgres, ".")
+		return major
+	}
+	if img := r.Images["postgres"]; strings.HasPrefix(img, "certctl-loadtest-offline/postgres:") || strings.HasPrefix(img, "certctl-loadtest/offline-postgres:") {
+		return "15"
+	}
+	return ""
+}
+
 // StackEvent is one container event of the stack during the load.
 type StackEvent struct {
 	Service   string    `json:"service"`
