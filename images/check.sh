@@ -85,8 +85,9 @@ check_postgres() {
   printf 'CREATE TABLE t (x int); INSERT INTO t VALUES (42);\n' >"$TMP/10-table.sql"
   # Slow init: a TCP probe must not pass before this has run (the temporary server is socket-only).
   printf 'sleep 3; touch /tmp/slow-init-done\n' >"$TMP/20-slow.sh"
+  # The collector's settings: pg_stat_statements preloaded, as compose gives it (PG_SHARED_PRELOAD).
   create --name "$c" -e POSTGRES_USER=checker -e POSTGRES_PASSWORD=s3cret -e POSTGRES_DB=checkdb \
-    "$t" postgres -c fsync=off >/dev/null
+    "$t" postgres -c fsync=off -c shared_preload_libraries=pg_stat_statements >/dev/null
   docker cp "$TMP/10-table.sql" "$c:/docker-entrypoint-initdb.d/"
   docker cp "$TMP/20-slow.sh" "$c:/docker-entrypoint-initdb.d/"
   docker start "$c" >/dev/null
@@ -105,9 +106,21 @@ check_postgres() {
   expect "CMD override reaches postgres (-c fsync=off)" "off|*" \
     "${psql[@]}" -e PGPASSWORD=s3cret "$t" -X -h "$ip" -U checker -d checkdb -tAc \
     "SELECT current_setting('fsync') || '|' || current_setting('listen_addresses')"
+  expect "pg_stat_statements preloaded, created and counting" "t|" \
+    "${psql[@]}" -e PGPASSWORD=s3cret "$t" -X -h "$ip" -U checker -d checkdb -tAc \
+    "CREATE EXTENSION pg_stat_statements; SELECT (count(*) > 0)::text || '|' FROM pg_stat_statements"
   expect "postgres runs as uid 70 (postgres)" "70" docker exec "$c" sh -c "awk '/^Uid:/ {print \$2}' /proc/1/status"
   check "SIGINT stop (fast shutdown), exit 0" stop_quickly "$c" 20
   expect "log shows the fast shutdown" "fast shutdown request" docker logs "$c"
+  # SIGTERM (docker kill's default, a runtime's stop without the image's STOPSIGNAL): smart shutdown, exit 0.
+  docker start "$c" >/dev/null
+  if wait_for 60 docker exec "$c" pg_isready -q -h 127.0.0.1 -U checker -d checkdb; then
+    docker kill --signal TERM "$c" >/dev/null
+    check "SIGTERM stop (smart shutdown), exit 0" sh -c "[ \"\$(timeout 20 docker wait '$c')\" = 0 ]"
+    expect "log shows the smart shutdown" "smart shutdown request" docker logs "$c"
+  else
+    fail "restart after the fast shutdown never became ready: $(docker logs --tail 5 "$c" 2>&1 | tr '\n' ' ')"
+  fi
   docker rm -f -v "$c" >/dev/null
   expect "POSTGRES_PASSWORD_FILE is honoured" "PostgreSQL init process complete" \
     run --entrypoint bash "$t" -c 'echo pw >/tmp/pw && POSTGRES_PASSWORD_FILE=/tmp/pw timeout 60 docker-entrypoint.sh postgres -c fsync=off & sleep 1; for i in $(seq 60); do pg_isready -q -h 127.0.0.1 && break; sleep 0.5; done; pg_isready -h 127.0.0.1 >/dev/null && echo "PostgreSQL init process complete"'

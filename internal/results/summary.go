@@ -74,15 +74,19 @@ type Run struct {
 }
 
 // PostgresMajor is the major version of the run's PostgreSQL, "" when it cannot be told: Postgres's;
-// for a run recorded before runs kept it, 15 when the stack ran the offline kit's image, which was
-// Debian bookworm's PostgreSQL 15 until 2026-11-29 whatever its tag said (certctl-loadtest-offline/
-// postgres:16-alpine, later certctl-loadtest/offline-postgres:15).
+// else the offline kit's tag, which carries the major (certctl-loadtest/offline-postgres:16), or 15 for
+// its first name, certctl-loadtest-offline/postgres:16-alpine, which held Debian's PostgreSQL 15 whatever
+// the tag said.
 func (r Run) PostgresMajor() string {
 	if r.Postgres != "" {
 		major, _, _ := strings.Cut(r.Postgres, ".")
 		return major
 	}
-	if img := r.Images["postgres"]; strings.HasPrefix(img, "certctl-loadtest-offline/postgres:") || strings.HasPrefix(img, "certctl-loadtest/offline-postgres:") {
+	img := r.Images["postgres"]
+	if major, ok := strings.CutPrefix(img, "certctl-loadtest/offline-postgres:"); ok {
+		return major
+	}
+	if strings.HasPrefix(img, "certctl-loadtest-offline/postgres:") {
 		return "15"
 	}
 	return ""
