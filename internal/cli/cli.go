@@ -37,10 +37,16 @@ type Env struct {
 	Euid, Egid int
 	// CPUs is the machine's: the gate sizes its load by it (0: unknown, the load of a 4-CPU runner).
 	CPUs int
+	// built are the images of ours this invocation has built, shared by every run it starts.
+	built *harness.OwnBuilds
 }
 
-// Main runs the command and returns its exit code.
-func Main(ctx context.Context, e Env) int { return commands().main(ctx, e) }
+// Main runs the command and returns its exit code. Every stack the command starts shares one set of
+// built images: each image of ours is built once an invocation.
+func Main(ctx context.Context, e Env) int {
+	e.built = &harness.OwnBuilds{}
+	return commands().main(ctx, e)
+}
 
 // main answers help, refuses what is no command, then runs the command e.Args name.
 func (r registry) main(ctx context.Context, e Env) int {
@@ -294,6 +300,7 @@ func (e Env) runner(cmd string, cfg harness.Config, stackEnv ...string) *harness
 		Cfg: cfg, Exec: e.Exec, Env: append(append(append([]string(nil), e.Environ...), envList(cfg.Env)...), stackEnv...),
 		Stdout: e.Stdout, Stderr: e.Stderr, Now: e.Now, Command: commandLine(cmd, e.Getenv, e.Environ), Settings: harness.InForce(e.Environ),
 		Owner: harness.InvokingUser(e.Getenv, e.Euid, e.Egid), Harness: revision(e), Calibrate: e.Calibrate,
+		Built: e.built,
 	}
 }
 

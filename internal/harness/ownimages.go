@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -43,16 +44,29 @@ func ownCommand(svc Service) (string, error) {
 }
 
 // buildOwnImages builds the images of ours the selected services use (a compose `build:` section): first
-// the binaries they copy, for the engine's platform, then the images, by `docker compose build`. Both
-// print their progress on the console as [build] lines.
+// the binaries they copy, for the engine's platform, then the images, by `docker compose build`. What
+// both print goes to the run's build.log; the console gets one line per image (built, or up to date),
+// or, when a build fails, its last lines. An image this invocation built already (r.Built) is not
+// built again.
 func (r *Runner) buildOwnImages(ctx context.Context, compose Compose, svcs Services) error {
-	var own, cmds []string
+	var own []string
 	for name, s := range svcs {
-		if len(s.Build) == 0 {
-			continue
+		if len(s.Build) > 0 {
+			own = append(own, name)
 		}
-		own = append(own, name)
-		c, err := ownCommand(s)
+	}
+	if b := r.Built; b != nil {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		own = slices.DeleteFunc(own, func(n string) bool { return b.built[svcs[n].Image] })
+	}
+	if len(own) == 0 {
+		return nil
+	}
+	sort.Strings(own)
+	var cmds []string
+	for _, name := range own {
+		c, err := ownCommand(svcs[name])
 		if err != nil {
 			return err
 		}
@@ -60,43 +74,100 @@ func (r *Runner) buildOwnImages(ctx context.Context, compose Compose, svcs Servi
 			cmds = append(cmds, c)
 		}
 	}
-	if len(own) == 0 {
-		return nil
-	}
-	sort.Strings(own)
 	sort.Strings(cmds)
 	// Two services may package one binary (the fault proxy and the auth tier's relay): build it once.
 	cmds = slices.Compact(cmds)
-	r.logf("building our own images: %s", strings.Join(own, ", "))
 	bctx, cancel := context.WithTimeout(ctx, 15*time.Minute)
 	defer cancel()
-	pw := newPrefixWriter("[build] ", r.Stderr, &r.console)
-	defer pw.Flush()
+	log := &r.buildLog
 	if len(cmds) > 0 {
-		if err := r.buildOwnBinaries(bctx, pw, cmds); err != nil {
+		if err := r.buildOwnBinaries(bctx, log, cmds); err != nil {
+			r.buildFailed()
 			return err
 		}
 	}
-	// One writer for both streams: exec then writes to it from one goroutine at a time.
-	var out bytes.Buffer
+	images := ownImages(svcs, own)
+	before := r.imageIDs(bctx, images)
 	last := newLastLine()
-	w := io.MultiWriter(pw, &out, last)
+	w := io.MultiWriter(log, last)
 	began := time.Now()
 	// A build step that compiles for minutes prints nothing meanwhile: say it still goes, and where.
 	stop := Every(bctx, stackStartEvery, func(context.Context) {
 		r.logf("building %s, %s so far; last step: %s", strings.Join(own, ", "), clock(time.Since(began).Seconds()), last.String())
 	})
+	// The classic builder: buildx is not installed here, and compose would say so on every build.
+	compose.Env = append(slices.Clone(compose.Env), "COMPOSE_BAKE=false")
+	fmt.Fprintf(log, "docker compose --profile k6 build %s\n", strings.Join(own, " "))
 	code, err := compose.Run(bctx, w, w, append([]string{"--profile", "k6", "build"}, own...)...)
 	stop()
 	if err != nil || code != 0 {
+		r.buildFailed()
 		hint := ""
-		if !r.Cfg.Offline && (strings.Contains(out.String(), "registry") || strings.Contains(out.String(), "dial tcp")) {
+		if !r.Cfg.Offline && (strings.Contains(log.String(), "registry") || strings.Contains(log.String(), "dial tcp")) {
 			// Their Dockerfiles start from an upstream base: without a registry, from the offline kit's.
 			hint = "; without a container registry, run `make images` and add IMAGES=offline"
 		}
-		return fmt.Errorf("building %s failed (docker compose build exit %d%s): its output is above%s", strings.Join(own, ", "), code, errSuffix(err), hint)
+		return fmt.Errorf("building %s failed (docker compose build exit %d%s): its last lines are above%s", strings.Join(own, ", "), code, errSuffix(err), hint)
+	}
+	after := r.imageIDs(bctx, images)
+	for _, img := range slices.Sorted(maps.Keys(images)) {
+		state := "up to date"
+		if before[img] != after[img] {
+			state = "built"
+		}
+		r.logf("image %s (%s): %s", img, strings.Join(images[img], ", "), state)
+		if r.Built != nil {
+			if r.Built.built == nil {
+				r.Built.built = map[string]bool{}
+			}
+			r.Built.built[img] = true
+		}
 	}
 	return nil
+}
+
+// keepBuildLog writes what building our images printed into the run directory (logs/build.log), when
+// this run built any.
+func (r *Runner) keepBuildLog(dir string) {
+	if b := r.buildLog.String(); b != "" {
+		if err := os.WriteFile(filepath.Join(dir, "logs", "build.log"), []byte(b), 0o644); err != nil {
+			r.logf("cannot keep the image builds' output in the run directory: %v", err)
+		}
+	}
+}
+
+// buildTail is how many of a failed build's last lines the console shows.
+const buildTail = 15
+
+// buildFailed puts the last lines of what the build printed on the console: the run directory, where
+// build.log would keep the rest, does not exist yet.
+func (r *Runner) buildFailed() {
+	lines := strings.Split(strings.TrimRight(r.buildLog.String(), "\n"), "\n")
+	for _, l := range lines[max(0, len(lines)-buildTail):] {
+		r.logf("[build] %s", l)
+	}
+}
+
+// ownImages are the images the services build, each with the services that use it.
+func ownImages(svcs Services, own []string) map[string][]string {
+	m := map[string][]string{}
+	for _, n := range own {
+		m[svcs[n].Image] = append(m[svcs[n].Image], n)
+	}
+	return m
+}
+
+// imageIDs are the images' ids ("" for one not there): an id that changed across a build is an image
+// built, one that did not was up to date.
+func (r *Runner) imageIDs(ctx context.Context, images map[string][]string) map[string]string {
+	ids := map[string]string{}
+	for img := range images {
+		var out bytes.Buffer
+		if c, _ := r.Exec(ctx, Cmd{Name: "docker", Args: []string{"image", "inspect", "--format", "{{.Id}}", img}, Env: r.Env, Stdout: &out, Stderr: io.Discard}); c == 0 {
+			ids[img] = strings.TrimSpace(out.String())
+		}
+	}
+	return ids
 }
 
 // buildOwnBinaries compiles cmd/<name> for each name into OwnBinDir, for the platform of the Docker
@@ -104,7 +175,7 @@ func (r *Runner) buildOwnImages(ctx context.Context, compose Compose, svcs Servi
 // directory of its own, then renames every binary into place, so an image build reading the directory
 // never sees a binary half written. The private directory starts with copies of the binaries already
 // there, which go build leaves alone when they are up to date: an unchanged binary is not linked again.
-func (r *Runner) buildOwnBinaries(ctx context.Context, pw *prefixWriter, cmds []string) error {
+func (r *Runner) buildOwnBinaries(ctx context.Context, pw io.Writer, cmds []string) error {
 	var plat bytes.Buffer
 	code, err := r.Exec(ctx, Cmd{Name: "docker", Args: []string{"version", "--format", "{{.Server.Os}}/{{.Server.Arch}}"}, Env: r.Env, Stdout: &plat, Stderr: pw})
 	goos, goarch, ok := strings.Cut(strings.TrimSpace(plat.String()), "/")
@@ -138,7 +209,7 @@ func (r *Runner) buildOwnBinaries(ctx context.Context, pw *prefixWriter, cmds []
 	code, err = r.Exec(ctx, Cmd{Name: "go", Args: args, Env: append(append([]string(nil), r.Env...), env...), Stdout: pw, Stderr: pw})
 	stop()
 	if err != nil || code != 0 {
-		return fmt.Errorf("building the binaries of our images failed (go build exit %d%s): its output is above (go, the toolchain go.mod names, must be on PATH)", code, errSuffix(err))
+		return fmt.Errorf("building the binaries of our images failed (go build exit %d%s): its last lines are above (go, the toolchain go.mod names, must be on PATH)", code, errSuffix(err))
 	}
 	for _, c := range cmds {
 		if err := os.Rename(filepath.Join(tmp, c), filepath.Join(bin, c)); err != nil {

@@ -39,6 +39,7 @@ func (r *Runner) Run(ctx context.Context) int {
 	}
 	r.Created = true
 	defer r.Owner.chownTree(r.Cfg.ResultsDir, dir)
+	r.keepBuildLog(dir)
 	if r.Cfg.DefectsRegistry != nil {
 		// The run is judged, and renders again, with the registry it was given.
 		if err := output.Write(filepath.Join(dir, results.DefectsFile), r.Cfg.DefectsRegistry); err != nil {

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"certctl-loadtest/internal/syncbuf"
 	"certctl-loadtest/internal/testbed"
 )
 
@@ -34,10 +35,24 @@ type Runner struct {
 	// HTTPGet reads a URL on the stack's network (k6's REST API, for the progress lines); nil: net/http.
 	HTTPGet func(ctx context.Context, url string) ([]byte, error)
 
+	// Built are the images of ours this invocation has built (nil: each run builds its own): a command
+	// that starts many stacks builds each image once.
+	Built *OwnBuilds
+
 	console sync.Mutex // one line at a time on Stderr, from the k6 processes and the harness alike
+	// buildLog is what building our images printed: the run directory's build.log, not the console.
+	buildLog syncbuf.Buffer
 
 	statsOnce   sync.Once
 	statsClient *http.Client // the progress lines' reads of k6's REST API
+}
+
+// OwnBuilds are the images of ours one invocation of the harness has built: a tier's scenarios one
+// after another, capacity's steps or compare's runs each start a stack, and each image is built for the
+// first only. Runners side by side wait for one build rather than build an image twice.
+type OwnBuilds struct {
+	mu    sync.Mutex
+	built map[string]bool // image → built (or found up to date) in this invocation
 }
 
 func (r *Runner) logf(format string, a ...any) {

@@ -51,6 +51,7 @@ func (r *Runner) WithStack(ctx context.Context, fn func(ctx context.Context, dir
 	}
 	r.Created = true
 	defer r.Owner.chownTree(r.Cfg.ResultsDir, dir)
+	r.keepBuildLog(dir)
 	if ext := r.Cfg.External; ext != nil {
 		ca := ext.CABundle
 		if ca == "" {

@@ -121,6 +121,9 @@ func TestScaleScenarios(t *testing.T) {
 			// TIER=scale runs each scenario on a stack of its own, one after another: one run directory each.
 			r := loadtestRun(t, env)
 			wantCode(t, r, c.code)
+			if c.name == "green" {
+				wantBuiltOnce(t, r)
+			}
 			for _, sc := range scenarios {
 				wantThresholds(t, deployRun(t, r, sc), sc, c.fail[sc]...)
 			}

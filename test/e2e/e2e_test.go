@@ -505,6 +505,22 @@ func logExcused(t *testing.T, what, why string) {
 	t.Logf("machine-excused: %s; the machine check decides it: %s", what, why)
 }
 
+// wantBuiltOnce: an invocation builds each image of ours once, whatever the stacks it starts, and the
+// console gets a line an image, nothing of what the builds printed (that is logs/build.log).
+func wantBuiltOnce(t *testing.T, r result) {
+	t.Helper()
+	seen := map[string]bool{}
+	for _, m := range regexp.MustCompile(`(?m)^loadtest: image (\S+) \([^)]*\): (?:built|up to date)$`).FindAllStringSubmatch(r.output, -1) {
+		if seen[m[1]] {
+			t.Errorf("image %s built twice in one invocation", m[1])
+		}
+		seen[m[1]] = true
+	}
+	if len(seen) == 0 || strings.Contains(r.output, "[build]") || strings.Contains(r.output, "Bake") {
+		t.Errorf("images %v; the console should have a line an image and no build output:\n%s", seen, r.output)
+	}
+}
+
 // skipOrFailInCI skips a test whose machine lacks what it needs (root, a second build) on a developer's
 // machine, and fails it under CI, where a skipped test would pass unjudged.
 func skipOrFailInCI(t *testing.T, reason string) {
