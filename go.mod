@@ -9,8 +9,11 @@ tool (
 
 require (
 	github.com/jackc/pgx/v5 v5.12.0
+	github.com/joshdk/go-junit v1.0.0
+	github.com/jstemmer/go-junit-report/v2 v2.1.0
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 	github.com/vishvananda/netlink v1.3.1
+	github.com/vishvananda/netns v0.0.5
 	gopkg.in/yaml.v3 v3.0.1
 )
 
@@ -81,7 +84,6 @@ require (
 	github.com/tidwall/gjson v1.19.0 // indirect
 	github.com/tidwall/match v1.1.1 // indirect
 	github.com/tidwall/pretty v1.2.1 // indirect
-	github.com/vishvananda/netns v0.0.5 // indirect
 	go.k6.io/k6/v2 v2.2.0 // indirect
 	go.opentelemetry.io/auto/sdk v1.2.1 // indirect
 	go.opentelemetry.io/otel v1.44.0 // indirect

@@ -83,7 +83,7 @@ func TestBadInput(t *testing.T) {
 		{"unknown inventory audit", []string{"check"}, map[string]string{"SEED_INVENTORY_AUDIT": "some"}, `SEED_INVENTORY_AUDIT="some": all (every audit row a year leaves), service (without the API middleware's) or none`},
 		{"malformed inventory", []string{"check"}, map[string]string{"SEED_INVENTORY": "lots"}, `SEED_INVENTORY="lots" must be a whole number of rows`},
 		{"report of two directories", []string{"report", "a", "b"}, nil, "report: takes one run directory (got 2 arguments: a b)\nusage: loadtest report [--write] [run-dir]"},
-		{"report in an unknown format", []string{"report", "--format", "html", "results/latest"}, nil, `report: --format "html": use text or markdown`},
+		{"report in an unknown format", []string{"report", "--format", "html", "results/latest"}, nil, `report: --format "html": use text, markdown or junit`},
 		{"report of no run", []string{"report", t.TempDir()}, nil, "is not a run directory"},
 		{"scale with another tier", []string{"run"}, map[string]string{"TIER": "scale,api"}, "TIER=scale,api: the scale tier's scenarios run one after another, each on a stack of its own: run the other tiers separately"},
 		{"scale, a run ID too long for its scenarios", []string{"run"}, map[string]string{"TIER": "scale", "RUN_ID": "a-run-id-of-thirty-one-letters"}, `acme_burst: RUN_ID="a-run-id-of-thirty-one-letters-acme-burst": use lower-case letters, digits and dashes, at most 40`},
@@ -261,10 +261,16 @@ func TestReportText(t *testing.T) {
 	if o.code != 99 {
 		t.Errorf("--write: exit %d", o.code)
 	}
-	for _, f := range []string{"summary.json", "summary.txt"} {
+	for _, f := range []string{"summary.json", "summary.txt", "junit.xml"} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			t.Errorf("--write: %s not rewritten: %v", f, err)
 		}
+	}
+	// As JUnit XML, with the run's code: what junit.xml holds.
+	o = mainWith(t, []string{"report", "--format", "junit", dir}, nil, nil)
+	written, _ := os.ReadFile(filepath.Join(dir, "junit.xml"))
+	if o.code != 99 || o.stdout != string(written) || !strings.Contains(o.stdout, `<testsuites name="certctl-loadtest run 20261122-150000-ab12: FAILED (exit 99)"`) {
+		t.Errorf("--format junit: exit %d, stdout:\n%s", o.code, o.stdout)
 	}
 }
 

@@ -61,12 +61,13 @@ func commands() registry {
 			example: "TIER=acme DURATION=2m loadtest check",
 		},
 		{
-			name: "report", run: argsOnly(reportCmd), usage: []string{"report [--write] [run-dir]", "report --format markdown [run-dir] [exit-code]"},
+			name: "report", run: argsOnly(reportCmd), usage: []string{"report [--write] [run-dir]", "report --format markdown [run-dir] [exit-code]", "report --format junit [run-dir]"},
 			summary: "print a saved run's summary, rendered afresh from its records",
 			about: "Prints the run's summary and exits with its verdict; nothing is written (a downloaded artifact stays as it came) " +
-				"unless --write, which rewrites its summary.json, summary.txt and index.html. Without a directory, results/latest. " +
-				"--format markdown prints the workflow's job summary and exits 0 whatever it finds; exit-code stands in when the run wrote no summary.json.",
-			flags:   [][2]string{{"--write", "rewrite the run's summary files"}, {"--format text|markdown", "text (default) or the Markdown job summary"}},
+				"unless --write, which rewrites its summary.json, summary.txt, junit.xml and index.html. Without a directory, results/latest. " +
+				"--format markdown prints the workflow's job summary and exits 0 whatever it finds; exit-code stands in when the run wrote no summary.json. " +
+				"--format junit prints the run as JUnit XML (every run writes it as junit.xml): a threshold a test case, a known defect's or the machine's breach skipped with its reason.",
+			flags:   [][2]string{{"--write", "rewrite the run's summary files"}, {"--format text|markdown|junit", "text (default), the Markdown job summary, or JUnit XML"}},
 			example: "loadtest report results/latest",
 		},
 		{

@@ -24,8 +24,8 @@ func reportCmd(e Env, args []string) int {
 	if err != nil {
 		return badArgs(e, "report", "%v", err)
 	}
-	if *format != "text" && *format != "markdown" {
-		return badArgs(e, "report", "--format %q: use text or markdown", *format)
+	if *format != "text" && *format != "markdown" && *format != "junit" {
+		return badArgs(e, "report", "--format %q: use text, markdown or junit", *format)
 	}
 	dir := filepath.Join(e.Root, "results", "latest")
 	if len(pos) > 0 {
@@ -36,6 +36,8 @@ func reportCmd(e Env, args []string) int {
 	switch n := len(pos); {
 	case *format == "text" && n <= 1:
 		return reportText(e, dir, *write)
+	case *format == "junit" && n <= 1:
+		return reportJUnit(e, dir)
 	case *format == "markdown" && n <= 2:
 		step := ""
 		if n == 2 {
@@ -61,6 +63,18 @@ func reportText(e Env, dir string, write bool) int {
 		return results.ExitBadInput
 	}
 	fmt.Fprint(e.Stdout, report.Text(s))
+	return s.ExitCode
+}
+
+// reportJUnit prints a saved run as JUnit XML (junit.xml, as the run wrote it) and exits with the run's
+// code.
+func reportJUnit(e Env, dir string) int {
+	s, err := results.Load(dir)
+	if err != nil {
+		fmt.Fprintf(e.Stderr, "loadtest: %v\n", err)
+		return results.ExitBadInput
+	}
+	fmt.Fprint(e.Stdout, report.JUnit(s))
 	return s.ExitCode
 }
 
