@@ -44,6 +44,9 @@ type Step struct {
 	Server  string  `json:"server,omitempty"`
 	TookS   float64 `json:"took_s"`
 	Problem string  `json:"problem,omitempty"` // a run that gave no verdict on the load (a stack fault)
+	// StoppedS is how long a breached step's k6 ran (setup included) when it stopped before its length
+	// once a threshold broke (ABORT_ON_FAIL): the verdict was settled; 0 when it ran its whole length.
+	StoppedS float64 `json:"stopped_s,omitempty"`
 }
 
 // Breach is one threshold a step failed.

@@ -2,6 +2,7 @@ package capacity
 
 import (
 	"certctl-loadtest/internal/golden"
+	"certctl-loadtest/internal/results"
 	"context"
 	"errors"
 	"fmt"
@@ -17,7 +18,8 @@ func fake(limit float64, flaky map[float64]bool, calls *[]string) func(context.C
 		st := Step{Rate: rate, Attempt: attempt, P50: rate / 10, P95: rate, P99: rate * 2, Achieved: rate, BudgetP95: limit, RunDir: fmt.Sprintf("r%g-%d", rate, attempt),
 			Passed: rate <= limit && !(flaky[rate] && attempt == 1)}
 		if !st.Passed {
-			st.Broke = []Breach{{Kind: "latency", Threshold: "http_req_duration p(95)<800", Measured: "p(95)=912 ms"}}
+			// ABORT_ON_FAIL ended the step once its budget broke.
+			st.Broke, st.StoppedS = []Breach{{Kind: "latency", Threshold: "http_req_duration p(95)<800", Measured: "p(95)=912 ms"}}, 41
 		}
 		return st, nil
 	}
@@ -113,5 +115,23 @@ func TestCompareKnees(t *testing.T) {
 	other.Scenario = "issuance_acceptance"
 	if _, err := CompareKnees("a", "a", res(1, 2), "b", "b", other); err == nil {
 		t.Error("two scenarios' searches were compared")
+	}
+}
+
+// A step k6 ended once a threshold broke (ABORT_ON_FAIL) says where it stopped; one cut short by a
+// fault with every threshold held, or one that ran its length, does not.
+func TestStepStoppedOnceItsBudgetBroke(t *testing.T) {
+	summary := func(cut, broke bool) results.Summary {
+		rec := &results.Record{DurationS: 120, TestRunDurationS: 41.2, CutShort: cut,
+			Thresholds: []results.Threshold{{Metric: "http_req_duration{scenario:s}", Expression: "p(95)<800", OK: !broke}}}
+		return results.Summary{Passed: !broke, ExitCode: map[bool]int{true: 99, false: 0}[broke], Scenarios: []results.Scenario{{Name: "s", Record: rec}}}
+	}
+	for _, c := range []struct {
+		cut, broke bool
+		want       float64
+	}{{true, true, 41.2}, {false, true, 0}, {true, false, 0}} {
+		if got := FromSummary(summary(c.cut, c.broke), "s").StoppedS; got != c.want {
+			t.Errorf("cut short %v, broke %v: stopped at %v, want %v", c.cut, c.broke, got, c.want)
+		}
 	}
 }

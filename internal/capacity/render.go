@@ -69,6 +69,10 @@ func Text(r Result) string {
 		if s.Attempt == 2 {
 			res += " (repeat)"
 		}
+		if s.StoppedS > 0 {
+			// ABORT_ON_FAIL ended it once its budget broke: the verdict was settled.
+			res += fmt.Sprintf(", stopped at %.0f s", s.StoppedS)
+		}
 		fmt.Fprintf(tw, "%g\t%s\t%.1f\t%.1f\t%.1f\t%.1f\t%g\t%.2f %%\t\t%s\t\n", s.Rate, res, s.P50, s.P95, s.P99, s.Achieved, s.Dropped, s.Errors*100, s.RunDir)
 	}
 	tw.Flush()

@@ -31,6 +31,9 @@ func FromSummary(s results.Summary, scenario string) Step {
 				st.Broke = append(st.Broke, Breach{Kind: kindOf(t.Metric), Threshold: t.Metric + " " + t.Expression, Measured: t.Measured()})
 			}
 		}
+		if r.CutShort && len(st.Broke) > 0 {
+			st.StoppedS = r.TestRunDurationS
+		}
 	}
 	if d := s.Diagnosis; d != nil {
 		for _, f := range d.Findings {

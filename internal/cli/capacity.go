@@ -87,6 +87,12 @@ func capacityCmd(ctx context.Context, m measure) int {
 		return m.fail("%v", err)
 	}
 	s.StepS = d.Seconds()
+	// A step whose budget broke stops there (k6's abortOnFail), judged from a quarter of its length on:
+	// the warm-up is never judged, and what a breach settles the rest of the step cannot change.
+	abort := e.Getenv("ABORT_ON_FAIL")
+	if abort == "" {
+		abort = (d / 4).String()
+	}
 
 	base := e.Getenv("RUN_ID")
 	if base == "" {
@@ -106,7 +112,7 @@ func capacityCmd(ctx context.Context, m measure) int {
 		if attempt == 2 {
 			id += "-2"
 		}
-		over := map[string]string{"TIER": tier, "SCENARIOS": name, rateVar: strconv.Itoa(int(rate)), "DURATION": step, "RUN_ID": id, "RESULTS_DIR": dir}
+		over := map[string]string{"TIER": tier, "SCENARIOS": name, rateVar: strconv.Itoa(int(rate)), "DURATION": step, "RUN_ID": id, "RESULTS_DIR": dir, "ABORT_ON_FAIL": abort}
 		// VUs ready from the start for a second of latency at this rate, as each scenario sizes them for its
 		// own: VUs k6 adds mid-run start late, and their dropped iterations would be a knee of k6's making.
 		for k, v := range vusFor(rate, unit, rows[0].PreVUs, rows[0].MaxVUs) {
@@ -114,7 +120,7 @@ func capacityCmd(ctx context.Context, m measure) int {
 				over[k] = v
 			}
 		}
-		return overridden(e, over, "TIER", "SCENARIOS", rateVar, "DURATION", "RESULTS_DIR", "PRE_VUS", "MAX_VUS")
+		return overridden(e, over, "TIER", "SCENARIOS", rateVar, "DURATION", "RESULTS_DIR", "PRE_VUS", "MAX_VUS", "ABORT_ON_FAIL")
 	}
 	// Every step's configuration is the first's but for its rate: a bad knob fails before any load.
 	if _, _, err := configure(s.Start, 1); err != nil {

@@ -377,6 +377,16 @@ func (c *Config) loadLoadShape(get getter) error {
 	if err := c.loadDeployKnobs(get); err != nil {
 		return err
 	}
+	if v := get("ABORT_ON_FAIL", ""); v != "" {
+		d, err := ParseDuration("ABORT_ON_FAIL", v)
+		if err != nil {
+			return err
+		}
+		if d >= c.Length {
+			return fmt.Errorf("ABORT_ON_FAIL=%s is not shorter than DURATION=%s: no threshold would be judged before the load ends", v, c.Duration)
+		}
+		c.Env["ABORT_ON_FAIL"] = v
+	}
 	for _, k := range k6Passthrough {
 		if v := get(k, ""); v != "" {
 			if n, err := strconv.Atoi(v); err != nil || n <= 0 {

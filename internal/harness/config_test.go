@@ -60,6 +60,8 @@ func TestBadInput(t *testing.T) {
 		{"START_TIMEOUT=soon", `START_TIMEOUT="soon" is not a duration`},
 		{"RATE_LIST_CERTIFICATES=-3", `RATE_LIST_CERTIFICATES="-3" must be a positive whole number`},
 		{"MAX_VUS=0", `MAX_VUS="0" must be a positive whole number`},
+		{"ABORT_ON_FAIL=soon", `ABORT_ON_FAIL="soon" is not a duration`},
+		{"ABORT_ON_FAIL=5m,DURATION=1m", `ABORT_ON_FAIL=5m is not shorter than DURATION=1m: no threshold would be judged before the load ends`},
 		{"IMAGES=mine", `IMAGES="mine"`},
 		{"RUN_ID=../etc", `RUN_ID="../etc"`},
 		{"CERTCTL_DIST=/nonexistent", `CERTCTL_DIST=/nonexistent is not a certctl build`},
@@ -74,6 +76,18 @@ func TestBadInput(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: err %v, want %q", c.env, err, c.want)
 		}
+	}
+}
+
+// ABORT_ON_FAIL goes to k6 as given; unset, no run stops early.
+func TestAbortOnFailGoesToK6(t *testing.T) {
+	root := fakeRepo(t, "k6/api/list_certificates.js")
+	c, err := Load(root, env("ABORT_ON_FAIL=30s", "DURATION=2m"), now)
+	if err != nil || c.Env["ABORT_ON_FAIL"] != "30s" {
+		t.Errorf("env %v, err %v", c.Env, err)
+	}
+	if c, _ := Load(root, env(), now); c.Env["ABORT_ON_FAIL"] != "" {
+		t.Errorf("unset, yet ABORT_ON_FAIL=%q", c.Env["ABORT_ON_FAIL"])
 	}
 }
 

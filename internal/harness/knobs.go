@@ -77,6 +77,7 @@ var Knobs = []Knob{
 	{Name: "VUS_<SCENARIO>", Type: "integer", Note: "the scenario's", Read: "k6", Doc: "VUs of a constant-VU scenario, e.g. `VUS_ACME_BURST=50`."},
 	{Name: "PRE_VUS", Type: "integer", Note: "the scenario's", Read: "k6", Doc: "VUs allocated before the start of every arrival-rate scenario (VUs added mid-run start late)."},
 	{Name: "MAX_VUS", Type: "integer", Note: "the scenario's", Read: "k6", Doc: "Cap on VUs for every scenario; with a slow server, a low cap shows as dropped iterations."},
+	{Name: "ABORT_ON_FAIL", Type: "duration", Note: "off: every run loads for its whole duration", Read: "loadtest, k6", Doc: "End the load once a threshold fails, judged from this far into it on (k6's `abortOnFail` with `delayAbortEval`: the warm-up is never judged). `make capacity` sets it for its steps (a quarter of `CAPACITY_STEP`): a step whose budget broke has its verdict, and the table says where it stopped. Shorter than `DURATION`."},
 	{Name: "REQUEST_TIMEOUT", Type: "duration", Default: "10s", Read: "k6", Doc: "Per-request timeout; kept under the scenarios' 15 s graceful stop so a hung request counts as failed."},
 	{Name: "EXPECT_TLS_VERSION", Type: "tls1.2 \\| tls1.3", Default: "tls1.3", Read: "k6", Doc: "TLS version the connector checks require."},
 	{Name: "CONNECTOR_<TYPE>_URL", Type: "URL", Default: "https://<type>/", Read: "k6", Doc: "Where a connector target is served (`NGINX`, `APACHE`, `HAPROXY`, `F5`)."},

@@ -51,6 +51,8 @@ export function loadConfig(env) {
     runId: knob(env, 'RUN_ID').toLowerCase(),
     resultsDir: knob(env, 'RESULTS_DIR').replace(/\/+$/, ''),
     maxVUs: positiveInt(env, 'MAX_VUS', 0),
+    // ABORT_ON_FAIL: end the load once a threshold fails, judged from this far into it ('' = never).
+    abortAfter: env.ABORT_ON_FAIL ? (durationSeconds(env.ABORT_ON_FAIL, 'ABORT_ON_FAIL'), env.ABORT_ON_FAIL) : '',
     preVUs: positiveInt(env, 'PRE_VUS', 0),
     // Shorter than the scenarios' gracefulStop, so a request to a server that died ends as a failed
     // request (counted) instead of an iteration cut off at the end (not counted).

@@ -17,7 +17,7 @@
 // vus, iterations }: an event (a mass rotation) rather than a rate; DURATION bounds it (maxDuration).
 import exec from 'k6/execution';
 import { loadConfig } from './config.js';
-import { thresholdsFor } from './thresholds.js';
+import { thresholdsFor, withAbort } from './thresholds.js';
 import { knownMetric } from './metrics.js';
 import { probeCertctl } from './probe.js';
 import { scenarioRecord, renderLine, timeUnitSeconds, recordKey } from './summary.js';
@@ -134,7 +134,7 @@ export function defineScenario(specIn, env) {
   }
   const options = Object.assign({}, spec.options || {}, {
     scenarios: { [spec.name]: k6scenario },
-    thresholds,
+    thresholds: withAbort(thresholds, cfg.abortAfter),
     summaryTrendStats: TREND_STATS,
     setupTimeout: '60s',
   });

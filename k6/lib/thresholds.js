@@ -86,3 +86,15 @@ export function thresholdsFor(budget, scenario, executor, tags, table) {
   }
   return out;
 }
+
+// withAbort(thresholds, '30s'): each judged expression in k6's object form, ending the run once it fails
+// from 30 s into the load on (the warm-up is never judged); '' leaves them as they are. A capacity step
+// whose budget broke has its verdict: loading on would only cost the machine's time.
+export function withAbort(thresholds, delay) {
+  if (!delay) return thresholds;
+  const out = {};
+  for (const [metric, exprs] of Object.entries(thresholds)) {
+    out[metric] = exprs.map((e) => (typeof e === 'string' ? { threshold: e, abortOnFail: true, delayAbortEval: delay } : e));
+  }
+  return out;
+}

@@ -1,7 +1,7 @@
 // Unit tests of k6/lib, run by k6 itself: make test-k6.
 import { eq, truthy, throws, guarded } from './assert.js';
 import { durationSeconds, loadConfig } from '../lib/config.js';
-import { scoped, thresholdsFor, budgetNames, budgetFor } from '../lib/thresholds.js';
+import { scoped, thresholdsFor, budgetNames, budgetFor, withAbort } from '../lib/thresholds.js';
 import { scenarioRecord, thresholdResults, renderLine, rateText, RECORD_SCHEMA } from '../lib/summary.js';
 import { ariCertID } from '../lib/der.js';
 import { syntheticARIID } from '../lib/acme.js';
@@ -29,7 +29,7 @@ const ARI_LEAF = open('./testdata/ari-leaf.pem');
 
 // ASSERTIONS is how many assertions the functions below make when each runs to its end: a function cut
 // short by an exception, or one whose loop lost its cases, fails the count (add yours here).
-const ASSERTIONS = 665;
+const ASSERTIONS = 669;
 
 export const options = {
   iterations: 1,
@@ -57,9 +57,15 @@ function testConfig() {
   throws('config bad rate', () => loadConfig({ RATE_X: '0' }).rateFor('x', 5), /RATE_X="0" must be a positive whole number/);
   throws('config bad MAX_VUS', () => loadConfig({ MAX_VUS: 'many' }), /MAX_VUS/);
   throws('config bad DURATION', () => loadConfig({ DURATION: 'soon' }), /DURATION="soon"/);
+  throws('config bad ABORT_ON_FAIL', () => loadConfig({ ABORT_ON_FAIL: 'soon' }), /ABORT_ON_FAIL="soon" is not a duration/);
+  eq('config ABORT_ON_FAIL', [loadConfig({}).abortAfter, loadConfig({ ABORT_ON_FAIL: '30s' }).abortAfter], ['', '30s']);
 }
 
 function testThresholds() {
+  const judged = { 'checks{scenario:a}': ['rate==1'], 'http_reqs{scenario:a}': [] };
+  eq('no ABORT_ON_FAIL: the expressions as they are', withAbort(judged, ''), judged);
+  eq('ABORT_ON_FAIL: each expression ends the run once it fails, after the delay', withAbort(judged, '30s'),
+    { 'checks{scenario:a}': [{ threshold: 'rate==1', abortOnFail: true, delayAbortEval: '30s' }], 'http_reqs{scenario:a}': [] });
   eq('scoped plain', scoped('checks', 'a'), 'checks{scenario:a}');
   eq('scoped with tags', scoped('checks{endpoint:nonce}', 'a'), 'checks{endpoint:nonce,scenario:a}');
   eq('a latency is scoped to successful requests', scoped('http_req_duration', 'a'), 'http_req_duration{expected_response:true,scenario:a}');
