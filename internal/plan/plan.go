@@ -43,7 +43,33 @@ type inspected struct {
 		MaxVUs          int     `json:"maxVUs"`
 		VUs             int     `json:"vus"`
 	} `json:"scenarios"`
-	Thresholds map[string][]string `json:"thresholds"`
+	Thresholds map[string]expressions `json:"thresholds"`
+}
+
+// expressions are a metric's thresholds as k6 inspect prints them: each a string, or k6's object form
+// ({"threshold": "p(95)<800", "abortOnFail": true, …}) when ABORT_ON_FAIL is set.
+type expressions []string
+
+func (e *expressions) UnmarshalJSON(b []byte) error {
+	var raw []json.RawMessage
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	for _, r := range raw {
+		var s string
+		if json.Unmarshal(r, &s) == nil {
+			*e = append(*e, s)
+			continue
+		}
+		var o struct {
+			Threshold string `json:"threshold"`
+		}
+		if err := json.Unmarshal(r, &o); err != nil || o.Threshold == "" {
+			return fmt.Errorf("a threshold that is neither an expression nor k6's object form: %s", r)
+		}
+		*e = append(*e, o.Threshold)
+	}
+	return nil
 }
 
 // Inspect is one script's scenarios as k6 resolves them (script relative to the repository root).
@@ -68,7 +94,7 @@ func Inspect(tier, script string, inspect Inspector) ([]Row, error) {
 			if len(exprs) == 0 {
 				continue // recorded for the summary, not judged
 			}
-			r.Thresholds[unscoped(sel, name)] = exprs
+			r.Thresholds[unscoped(sel, name)] = []string(exprs)
 		}
 		rows = append(rows, r)
 	}

@@ -17,6 +17,22 @@ func TestUnscoped(t *testing.T) {
 	}
 }
 
+// k6 inspect prints a threshold as its expression, or, under ABORT_ON_FAIL, as k6's object form: the
+// plan reads the expression of both, and refuses anything else.
+func TestInspectReadsBothThresholdForms(t *testing.T) {
+	out := `{"scenarios": {"s": {"executor": "constant-arrival-rate", "rate": 5, "timeUnit": "1s", "duration": "2m"}},
+		"thresholds": {"checks{scenario:s}": ["rate==1"], "http_reqs{scenario:s}": [],
+		"http_req_duration{expected_response:true,scenario:s}": [{"threshold": "p(95)<800", "abortOnFail": true, "delayAbortEval": "30s"}]}}`
+	rows, err := Inspect("api", "k6/api/s.js", func(string) ([]byte, error) { return []byte(out), nil })
+	if err != nil || len(rows) != 1 || strings.Join(rows[0].Thresholds["http_req_duration"], ",") != "p(95)<800" || strings.Join(rows[0].Thresholds["checks"], ",") != "rate==1" {
+		t.Fatalf("rows %+v, err %v", rows, err)
+	}
+	bad := strings.Replace(out, `"threshold": "p(95)<800"`, `"limit": 800`, 1)
+	if _, err := Inspect("api", "k6/api/s.js", func(string) ([]byte, error) { return []byte(bad), nil }); err == nil || !strings.Contains(err.Error(), "neither an expression nor k6's object form") {
+		t.Errorf("err %v", err)
+	}
+}
+
 // The plan's last line says what comes on top of the load: a stack's start, or none for an external
 // certctl; and the wall time of scenarios that run at once is the longest start + duration.
 func TestPlanWallTime(t *testing.T) {
