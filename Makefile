@@ -155,6 +155,10 @@ test-full: images lint-workflows test-unit test-browser test-k6 test-e2e-full te
 lint-workflows: ## Lint the GitHub workflows (actionlint, pinned in go.mod)
 	$(STEP) go tool actionlint
 
+# The Python with Apache Otava that internal/history's test and `loadtest trend report --store` run
+# (scripts/install-deps.sh makes it).
+export OTAVA_PYTHON ?= $(or $(LOADTEST_CACHE),/var/cache/certctl-loadtest)/otava/bin/python
+
 test-unit: ## Go unit tests: config, report (golden files), docs tables, the stand-ins, seeds on certctl's migrated schema, the live view's compose file, k6/lib's JWS and CSR verified by Go's crypto
 	$(STEP) go test -count=1 ./cmd/... ./internal/... ./test/ciplan/ ./test/seed/ ./test/observability/ ./test/jose/
 

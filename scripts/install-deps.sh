@@ -2,7 +2,8 @@
 # Installs what the harness needs on Debian bookworm, as root, without a container registry:
 # Docker Engine (Debian's docker.io), the Compose v2 plugin built from the Go module proxy, debootstrap
 # for the offline images, PostgreSQL 15 for the double's unit tests, Chromium for the browser check of a
-# run's index.html (test/browser). Starts dockerd if it is not running.
+# run's index.html (test/browser), Apache Otava for the weekly trend's change points. Starts dockerd if it
+# is not running.
 # Idempotent: each step is skipped when already done.
 set -euo pipefail
 
@@ -41,6 +42,19 @@ if ! docker compose version >/dev/null 2>&1 || ! docker compose version --short 
   (cd "$dir" && CGO_ENABLED=0 go build -trimpath \
      -ldflags "-s -w -X github.com/docker/compose/v2/internal.Version=$COMPOSE_VERSION" -o "$PLUGIN.tmp" ./cmd)
   mv "$PLUGIN.tmp" "$PLUGIN"
+fi
+
+# Apache Otava's change points for the weekly trend's series (internal/history, `loadtest trend report
+# --store`), in a virtual environment of their own (OTAVA_PYTHON): tools/otava/requirements.txt, without
+# Otava's CLI dependencies. Remade when the requirements change.
+OTAVA=${LOADTEST_CACHE:-/var/cache/certctl-loadtest}/otava
+req=$(dirname "$0")/../tools/otava/requirements.txt
+if ! cmp -s "$req" "$OTAVA/requirements.txt" 2>/dev/null; then
+  log "making Otava's environment in $OTAVA (pip, tools/otava/requirements.txt)"
+  rm -rf "$OTAVA"
+  python3 -m venv "$OTAVA"
+  "$OTAVA/bin/pip" install -q --no-deps -r "$req"
+  cp "$req" "$OTAVA/requirements.txt"
 fi
 
 if ! docker info >/dev/null 2>&1; then

@@ -221,11 +221,14 @@ func commands() registry {
 			example: "loadtest baseline --name default results/latest",
 		},
 		{
-			name: "trend", run: ctxArgs(trendCmd), usage: []string{"trend fetch --out DIR [--weeks N] [--exclude RUN_ID] [--workflow FILE]", "trend report --current DIR --out DIR [--history DIR] [--baselines DIR] [--tolerance F]"},
+			name: "trend", run: ctxArgs(trendCmd), usage: []string{"trend fetch --out DIR [--weeks N] [--exclude RUN_ID] [--workflow FILE]", "trend report --current DIR --out DIR [--history DIR] [--baselines DIR] [--tolerance F] [--store DIR [--week NAME]]"},
 			summary: "the weekly workflow's trend: fetch previous runs, report this week against them",
 			about: "fetch downloads the weekly workflow's previous scheduled runs' loadtest-* artifacts through GitHub's REST API " +
 				"(GITHUB_TOKEN, GITHUB_REPOSITORY, GITHUB_REF_NAME). report sets this week's runs against last week's and the baselines, " +
-				"with each scenario's p95 and achieved rate over the weeks: trend.md, trend.json, trend-*.svg; exits 1 on a regression.",
+				"with each scenario's p95 and achieved rate over the weeks: trend.md, trend.json, trend-*.svg; exits 1 on a regression. " +
+				"With --store (a directory kept across weeks: the workflow's data branch), the verdict is the series': this week is judged " +
+				"against the weeks on its own testbed by Apache Otava's change points (OTAVA_PYTHON runs tools/otava/changepoints.py), " +
+				"then added to the store; the pairwise comparisons are shown, not judged.",
 			flags: [][2]string{
 				{"--out DIR", "where to write (both)"},
 				{"--weeks N", "fetch: how many weeks back (default 12)"},
@@ -235,6 +238,8 @@ func commands() registry {
 				{"--history DIR", "report: what fetch wrote"},
 				{"--baselines DIR", "report: the committed baselines (default docs/baselines/weekly)"},
 				{"--tolerance F", "report: how much worse fails (default 0)"},
+				{"--store DIR", "report: the history this week is judged against and added to"},
+				{"--week NAME", "report: this week's name in the history (default: #GITHUB_RUN_NUMBER and the date)"},
 			},
 			example: "loadtest trend report --current results/week --history history --out trend",
 		},

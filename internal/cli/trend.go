@@ -1,15 +1,20 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"flag"
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"path"
+	"path/filepath"
 	"strings"
 	"time"
 
+	"certctl-loadtest/internal/harness"
+	"certctl-loadtest/internal/history"
 	"certctl-loadtest/internal/results"
 	"certctl-loadtest/internal/weekly"
 )
@@ -73,10 +78,16 @@ func trendCmd(ctx context.Context, e Env, args []string) int {
 		history := flags.String("history", "", "")
 		baselines := flags.String("baselines", "docs/baselines/weekly", "")
 		tolerance := flags.Float64("tolerance", 0, "")
+		store := flags.String("store", "", "")
+		week := flags.String("week", "", "")
 		if err := trendArgs(flags, args[1:], "current", "out"); err != nil {
 			return badArgs(e, "trend", "report: %v", err)
 		}
-		res, err := weekly.Report(weekly.Options{Current: *current, History: *history, Baselines: *baselines, Out: *out, Tolerance: *tolerance, Now: e.Now()})
+		if *week == "" {
+			*week = strings.TrimSpace("#" + e.Getenv("GITHUB_RUN_NUMBER") + " " + e.Now().UTC().Format("2006-01-02"))
+		}
+		res, err := weekly.Report(weekly.Options{Current: *current, History: *history, Baselines: *baselines, Out: *out, Tolerance: *tolerance, Now: e.Now(),
+			Store: *store, Week: *week, Detect: otava(ctx, e)})
 		if err != nil {
 			fmt.Fprintf(e.Stderr, "loadtest: trend report: %v\n", err)
 			return results.ExitBadInput
@@ -106,4 +117,36 @@ func trendArgs(flags *flag.FlagSet, args []string, required ...string) error {
 		}
 	}
 	return nil
+}
+
+// otava runs Apache Otava's change points (tools/otava/changepoints.py) with the interpreter OTAVA_PYTHON
+// names (a virtual environment with tools/otava/requirements.txt; scripts/install-deps.sh makes one).
+func otava(ctx context.Context, e Env) history.Detector {
+	python := e.Getenv("OTAVA_PYTHON")
+	if python == "" {
+		python = harness.KnobDefault("OTAVA_PYTHON")
+	}
+	return history.OtavaDetector(func(req []byte) ([]byte, error) {
+		f, err := os.CreateTemp("", "changepoints-*.json")
+		if err != nil {
+			return nil, err
+		}
+		defer os.Remove(f.Name())
+		if _, err := f.Write(req); err != nil {
+			f.Close()
+			return nil, err
+		}
+		f.Close()
+		var out, errb bytes.Buffer
+		code, err := e.Exec(ctx, harness.Cmd{Name: python, Args: []string{filepath.Join(e.Root, "tools", "otava", "changepoints.py"), f.Name()},
+			Env: e.Environ, Stdout: &out, Stderr: &errb})
+		if err != nil || code != 0 {
+			if err != nil {
+				return nil, fmt.Errorf("%s tools/otava/changepoints.py: %v (OTAVA_PYTHON names an interpreter with tools/otava/requirements.txt)", python, err)
+			}
+			lines := strings.Split(strings.TrimSpace(errb.String()), "\n")
+			return nil, fmt.Errorf("%s tools/otava/changepoints.py: exit %d: %s (OTAVA_PYTHON names an interpreter with tools/otava/requirements.txt)", python, code, strings.Join(lines[max(0, len(lines)-5):], " / "))
+		}
+		return out.Bytes(), nil
+	})
 }

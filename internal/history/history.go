@@ -155,10 +155,11 @@ func orUnknown(s string) string {
 }
 
 // Series are the entries of the newest's label on its testbed, oldest first, the newest last; apart
-// counts the label's entries left out for another testbed.
+// counts the label's entries left out for another testbed. An entry of the newest's own week (a job run
+// again) is not its history.
 func Series(entries []Entry, newest Entry) (series []Entry, apart int) {
 	for _, e := range entries {
-		if e.Label != newest.Label || e.RunID == newest.RunID {
+		if e.Label != newest.Label || e.Week == newest.Week {
 			continue
 		}
 		if len(sameTestbed(e, newest)) > 0 {

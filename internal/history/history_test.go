@@ -160,16 +160,16 @@ func TestJudgeSaysWhyNot(t *testing.T) {
 	}
 }
 
-// otava runs tools/otava/changepoints.py with the interpreter in LOADTEST_OTAVA_PYTHON (install-deps
+// otava runs tools/otava/changepoints.py with the interpreter in OTAVA_PYTHON (install-deps
 // makes one with tools/otava/requirements.txt); without it the test skips, and fails under CI.
 func otava(t *testing.T) Detector {
 	t.Helper()
-	python := os.Getenv("LOADTEST_OTAVA_PYTHON")
+	python := os.Getenv("OTAVA_PYTHON")
 	if python == "" {
 		if os.Getenv("CI") != "" {
-			t.Fatal("LOADTEST_OTAVA_PYTHON is not set (CI is set: not skipping); scripts/install-deps.sh makes the interpreter")
+			t.Fatal("OTAVA_PYTHON is not set (CI is set: not skipping); scripts/install-deps.sh makes the interpreter")
 		}
-		t.Skip("LOADTEST_OTAVA_PYTHON is not set: no Otava to judge with")
+		t.Skip("OTAVA_PYTHON is not set: no Otava to judge with")
 	}
 	return OtavaDetector(func(stdin []byte) ([]byte, error) {
 		cmd := exec.Command(python, filepath.Join("..", "..", "tools", "otava", "changepoints.py"))

@@ -182,7 +182,7 @@ func held(vals []float64, index int, up bool, tolerance float64) bool {
 // differences says how the newest entry's testbed differs from the label's latest week on another.
 func differences(entries []Entry, n Entry) []string {
 	for i := len(entries) - 1; i >= 0; i-- {
-		if e := entries[i]; e.Label == n.Label && e.RunID != n.RunID {
+		if e := entries[i]; e.Label == n.Label && e.Week != n.Week {
 			if d := sameTestbed(e, n); len(d) > 0 {
 				return append([]string{"against " + e.Week}, d...)
 			}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"certctl-loadtest/internal/compare"
+	"certctl-loadtest/internal/history"
 	"certctl-loadtest/internal/output"
 )
 
@@ -22,6 +23,13 @@ type Options struct {
 	Out       string
 	Tolerance float64
 	Now       time.Time
+	// Store is the history (internal/history) this week is judged against and then added to; "" judges
+	// pairwise only, this week against the last and the baselines.
+	Store string
+	// Week names this week in the history ("#41 2026-11-16").
+	Week string
+	// Detect finds change points (history.OtavaDetector), when Store is set.
+	Detect history.Detector
 }
 
 // Output is trend.json.
@@ -31,6 +39,9 @@ type Output struct {
 	Notes       []string     `json:"notes"`
 	Comparisons []Comparison `json:"comparisons"`
 	Trend       Trend        `json:"trend"`
+	// Series are each run label's change points on this week's testbed, with a store: then the
+	// verdict is theirs, and the comparisons are shown, not judged.
+	Series []history.Verdict `json:"series,omitempty"`
 }
 
 // Report compares this week with last week and with the baselines, writes trend.md, trend.json and the
@@ -77,13 +88,54 @@ func Report(o Options) (Output, error) {
 			out.Comparisons = append(out.Comparisons, compareOne(label, "baseline "+base, base, dir, o))
 		}
 	}
-	for _, c := range out.Comparisons {
-		if c.Verdict == "regressed" {
-			out.Verdict = "regressed"
+	if o.Store == "" {
+		for _, c := range out.Comparisons {
+			if c.Verdict == "regressed" {
+				out.Verdict = "regressed"
+			}
 		}
+	} else if err := judgeSeries(&out, o, cur, labels); err != nil {
+		return out, err
 	}
 	out.Trend = Build(append(history, cur))
 	return out, write(o.Out, out)
+}
+
+// judgeSeries judges this week's runs against the store's series of their testbeds, then adds them to
+// it: a week is judged once, against the weeks before it.
+func judgeSeries(out *Output, o Options, cur Week, labels []string) error {
+	stored, err := history.Load(o.Store)
+	if err != nil {
+		return err
+	}
+	var entries []history.Entry
+	for _, label := range labels {
+		s, err := readSummary(cur.Runs[label])
+		if err != nil {
+			out.Notes = append(out.Notes, fmt.Sprintf("%s: no summary.json (%v): not added to the history", label, err))
+			continue
+		}
+		entries = append(entries, history.FromSummary(s, label, o.Week, o.Now))
+	}
+	out.Series, err = history.Judge(stored, entries, o.Detect, o.Tolerance)
+	if err != nil {
+		return err
+	}
+	out.Notes = append(out.Notes, fmt.Sprintf("the verdict is the series' (change points on each run's testbed, %d weeks in the history before this one); the comparisons with last week and the baselines are shown, not judged", countWeeks(stored)))
+	for _, v := range out.Series {
+		if len(v.Regressed) > 0 {
+			out.Verdict = "regressed"
+		}
+	}
+	return history.Append(o.Store, entries...)
+}
+
+func countWeeks(entries []history.Entry) int {
+	weeks := map[string]bool{}
+	for _, e := range entries {
+		weeks[e.Week] = true
+	}
+	return len(weeks)
 }
 
 func compareOne(label, against, old, new string, o Options) Comparison {
@@ -135,6 +187,7 @@ func Markdown(out Output) string {
 		fmt.Fprintf(&b, "- %s\n", n)
 	}
 	b.WriteString("\n")
+	b.WriteString(SeriesMarkdown(out.Series))
 	b.WriteString(TrendMarkdown(out.Trend))
 	b.WriteString("\nPlots: `trend-p95.svg` and `trend-rate.svg` in this job's artifact.\n")
 	for _, c := range out.Comparisons {

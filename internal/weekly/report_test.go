@@ -2,6 +2,8 @@ package weekly
 
 import (
 	"certctl-loadtest/internal/golden"
+	"certctl-loadtest/internal/history"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -106,5 +108,60 @@ func TestSparkline(t *testing.T) {
 	v := func(x float64) *float64 { return &x }
 	if got := Sparkline([]*float64{v(1), v(8), nil, v(4.5)}); got != "▁█ ▅" {
 		t.Errorf("%q", got)
+	}
+}
+
+// With a history store, the verdict is the series': the week main-151107c landed, pairwise a
+// regression, is a suspect to the series (one week alone), the comparisons shown, not judged; the week is
+// added to the store. A confirmed worse step regresses (here found by a stand-in detector: Otava's own
+// run is internal/history's test), with a section of change points in the summary.
+func TestTheSeriesJudgesWithAStore(t *testing.T) {
+	store := t.TempDir()
+	tb := func(dir string) {
+		// The recorded runs kept no calibration: one machine's, for them all.
+		b, _ := os.ReadFile(filepath.Join(dir, "loadtest-all-500-1", "summary.json"))
+		b = []byte(strings.Replace(string(b), `"run": {`, `"run": {"testbed": {"cpus": 2, "cpu_single_ops_s": 23654, "cpu_all_ops_s": 49607, "fsync_p50_ms": 0.13}, `, 1))
+		os.WriteFile(filepath.Join(dir, "loadtest-all-500-1", "summary.json"), b, 0o644)
+	}
+	week := func(current string, n int, detect func(map[string][]float64) (map[string][]history.ChangePoint, error)) Output {
+		cur, hist := weeks(t, nil, current)
+		tb(cur)
+		res, err := Report(Options{Current: cur, History: hist, Baselines: t.TempDir(), Out: t.TempDir(), Tolerance: 0.25,
+			Now: time.Date(2026, 11, 2, 5, 17, 0, 0, time.UTC).AddDate(0, 0, 7*n), Store: store, Week: fmt.Sprintf("#%d", 40+n), Detect: detect})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	none := func(in map[string][]float64) (map[string][]history.ChangePoint, error) { return map[string][]history.ChangePoint{}, nil }
+	for n, run := range []string{"v217-a", "v217-b", "v217-a", "v217-b"} {
+		if res := week(run, n, none); res.Verdict != "no regression" {
+			t.Fatalf("week %d: %q", n, res.Verdict)
+		}
+	}
+	// The fifth week is main-151107c's: a step with this week alone behind it.
+	stepAt := func(i int) func(map[string][]float64) (map[string][]history.ChangePoint, error) {
+		return func(in map[string][]float64) (map[string][]history.ChangePoint, error) {
+			out := map[string][]history.ChangePoint{}
+			for k, v := range in {
+				if strings.HasSuffix(k, "list_certificates/p95") && len(v) > i {
+					out[k] = []history.ChangePoint{{Index: i, Before: 212, After: 522, PValue: 0.001}}
+				}
+			}
+			return out, nil
+		}
+	}
+	res := week("main-a", 4, stepAt(4))
+	if res.Verdict != "no regression" || len(res.Series) != 1 || len(res.Series[0].Suspect) != 1 {
+		t.Fatalf("the step's first week: %q %+v", res.Verdict, res.Series)
+	}
+	res = week("main-a", 5, stepAt(4))
+	md := Markdown(res)
+	if res.Verdict != "regressed" || len(res.Series[0].Regressed) != 1 || !strings.Contains(md, "- **all**: 6 weeks on this testbed: **regressed**: list_certificates p95 from #44 (212 → 522, +146 %)") {
+		t.Fatalf("confirmed: %q %+v\n%s", res.Verdict, res.Series, md)
+	}
+	stored, err := history.Load(store)
+	if err != nil || len(stored) != 6 {
+		t.Errorf("the store holds %d weeks, %v", len(stored), err)
 	}
 }
