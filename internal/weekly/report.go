@@ -88,14 +88,16 @@ func Report(o Options) (Output, error) {
 			out.Comparisons = append(out.Comparisons, compareOne(label, "baseline "+base, base, dir, o))
 		}
 	}
-	if o.Store == "" {
-		for _, c := range out.Comparisons {
-			if c.Verdict == "regressed" {
-				out.Verdict = "regressed"
-			}
+	judged := map[string]bool{} // labels the series judged: their comparisons are shown, not judged
+	if o.Store != "" {
+		if err := judgeSeries(&out, o, cur, labels, judged); err != nil {
+			return out, err
 		}
-	} else if err := judgeSeries(&out, o, cur, labels); err != nil {
-		return out, err
+	}
+	for _, c := range out.Comparisons {
+		if c.Verdict == "regressed" && !judged[c.Run] {
+			out.Verdict = "regressed"
+		}
 	}
 	out.Trend = Build(append(history, cur))
 	return out, write(o.Out, out)
@@ -103,7 +105,7 @@ func Report(o Options) (Output, error) {
 
 // judgeSeries judges this week's runs against the store's series of their testbeds, then adds them to
 // it: a week is judged once, against the weeks before it.
-func judgeSeries(out *Output, o Options, cur Week, labels []string) error {
+func judgeSeries(out *Output, o Options, cur Week, labels []string, judged map[string]bool) error {
 	stored, err := history.Load(o.Store)
 	if err != nil {
 		return err
@@ -121,11 +123,19 @@ func judgeSeries(out *Output, o Options, cur Week, labels []string) error {
 	if err != nil {
 		return err
 	}
-	out.Notes = append(out.Notes, fmt.Sprintf("the verdict is the series' (change points on each run's testbed, %d weeks in the history before this one); the comparisons with last week and the baselines are shown, not judged", countWeeks(stored)))
 	for _, v := range out.Series {
+		if v.Note != "" {
+			// Too short a series, or a testbed's first week: the comparisons judge, as without a store.
+			continue
+		}
+		judged[v.Label] = true
 		if len(v.Regressed) > 0 {
 			out.Verdict = "regressed"
 		}
+	}
+	if len(judged) > 0 {
+		out.Notes = append(out.Notes, fmt.Sprintf("the verdict of %s is the series' (change points on its testbed, %d weeks in the history before this one); their comparisons with last week and the baselines are shown, not judged",
+			strings.Join(sortedKeys(judged), ", "), countWeeks(stored)))
 	}
 	return history.Append(o.Store, entries...)
 }
@@ -197,4 +207,13 @@ func Markdown(out Output) string {
 		fmt.Fprintf(&b, "\n<details><summary>%s against %s: %s</summary>\n\n%s\n</details>\n", c.Run, c.Against, c.Verdict, compare.Markdown(*c.Result))
 	}
 	return b.String()
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }

@@ -139,6 +139,17 @@ func TestTheSeriesJudgesWithAStore(t *testing.T) {
 			t.Fatalf("week %d: %q", n, res.Verdict)
 		}
 	}
+	// Too short a series to judge: the comparisons do, as without a store (main-151107c against the
+	// baseline of v2.1.7 regressed).
+	{
+		cur, hist := weeks(t, nil, "main-a")
+		tb(cur)
+		res, err := Report(Options{Current: cur, History: hist, Baselines: baseline(t, "v217-a"), Out: t.TempDir(), Tolerance: 0.25,
+			Now: time.Date(2026, 11, 1, 5, 17, 0, 0, time.UTC), Store: t.TempDir(), Week: "#1", Detect: none})
+		if err != nil || res.Verdict != "regressed" || res.Series[0].Note == "" {
+			t.Fatalf("a one-week series: %q %+v %v", res.Verdict, res.Series, err)
+		}
+	}
 	// The fifth week is main-151107c's: a step with this week alone behind it.
 	stepAt := func(i int) func(map[string][]float64) (map[string][]history.ChangePoint, error) {
 		return func(in map[string][]float64) (map[string][]history.ChangePoint, error) {

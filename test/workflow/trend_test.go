@@ -113,8 +113,17 @@ func TestTrendJob(t *testing.T) {
 			if out, err := exec.Command("cp", "-r", recorded(c.current), filepath.Join(sink, "loadtest-all-999-1")).CombinedOutput(); err != nil {
 				t.Fatalf("%v: %s", err, out)
 			}
+			// The history branch's repository: empty, so this week starts the history.
+			store := filepath.Join(t.TempDir(), "history.git")
+			if out, err := exec.Command("git", "init", "-q", "--bare", store).CombinedOutput(); err != nil {
+				t.Fatalf("%v: %s", err, out)
+			}
+			env := []string{"ACT_ARTIFACT_SINK=" + sink, "LOADTEST_GITHUB_API_URL=" + api.URL}
+			if p := os.Getenv("OTAVA_PYTHON"); p != "" {
+				env = append(env, "OTAVA_PYTHON="+p) // make's: the job need not install Otava again
+			}
 			r := runActOn(t, filepath.Join("test", "workflow", "testdata", "trend.yml"), "schedule", `{}`,
-				[]string{"ACT_ARTIFACT_SINK=" + sink, "LOADTEST_GITHUB_API_URL=" + api.URL}, "-s", "GITHUB_TOKEN=test-token")
+				env, "-s", "GITHUB_TOKEN=test-token", "--var", "LOADTEST_HISTORY_REMOTE="+store)
 			if (r.code != 0) != c.wantCode {
 				t.Fatalf("act exited %d:\n%s", r.code, r.output)
 			}
@@ -149,6 +158,17 @@ func TestTrendJob(t *testing.T) {
 			}
 			if c.wantCode {
 				wantOutput(t, r, `❌  Failure - Main Verdict`)
+			}
+			// This week started the history, whatever its verdict: a line of its runs, with their testbed.
+			wantOutput(t, r, `no loadtest-history branch in .* yet: the history starts this week`)
+			b, err = exec.Command("git", "-C", store, "show", "loadtest-history:history.jsonl").Output()
+			var e struct {
+				Label     string         `json:"label"`
+				Week      string         `json:"week"`
+				Scenarios map[string]any `json:"scenarios"`
+			}
+			if err != nil || strings.Count(string(b), "\n") != 1 || json.Unmarshal(b, &e) != nil || e.Label != "all" || !strings.HasPrefix(e.Week, "#") || len(e.Scenarios) != 3 {
+				t.Errorf("the history branch after the job: %v: %s", err, b)
 			}
 		})
 	}
