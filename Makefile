@@ -158,6 +158,8 @@ lint-workflows: ## Lint the GitHub workflows (actionlint, pinned in go.mod)
 # The Python with Apache Otava that internal/history's test and `loadtest trend report --store` run
 # (scripts/install-deps.sh makes it).
 export OTAVA_PYTHON ?= $(or $(LOADTEST_CACHE),/var/cache/certctl-loadtest)/otava/bin/python
+# Jenkins' JUnit schema that internal/report validates junit.xml against (scripts/install-deps.sh fetches it).
+export JUNIT_XSD ?= $(or $(LOADTEST_CACHE),/var/cache/certctl-loadtest)/junit/jenkins-junit.xsd
 
 test-unit: ## Go unit tests: config, report (golden files), docs tables, the stand-ins, seeds on certctl's migrated schema, the live view's compose file, k6/lib's JWS and CSR verified by Go's crypto
 	$(STEP) go test -count=1 ./cmd/... ./internal/... ./test/ciplan/ ./test/seed/ ./test/observability/ ./test/jose/

