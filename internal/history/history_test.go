@@ -165,11 +165,11 @@ func TestJudgeSaysWhyNot(t *testing.T) {
 func otava(t *testing.T) Detector {
 	t.Helper()
 	python := os.Getenv("OTAVA_PYTHON")
-	if python == "" {
+	if _, err := exec.LookPath(python); python == "" || err != nil {
 		if os.Getenv("CI") != "" {
-			t.Fatal("OTAVA_PYTHON is not set (CI is set: not skipping); scripts/install-deps.sh makes the interpreter")
+			t.Fatalf("OTAVA_PYTHON=%q: no such interpreter (CI is set: not skipping); scripts/install-deps.sh makes it", python)
 		}
-		t.Skip("OTAVA_PYTHON is not set: no Otava to judge with")
+		t.Skipf("OTAVA_PYTHON=%q: no Otava to judge with (scripts/install-deps.sh makes it)", python)
 	}
 	return OtavaDetector(func(stdin []byte) ([]byte, error) {
 		cmd := exec.Command(python, filepath.Join("..", "..", "tools", "otava", "changepoints.py"))
