@@ -49,6 +49,10 @@ func TestAllTiersGreen(t *testing.T) {
 	if !strings.Contains(s.Run.K6Version, "v2.2.0") {
 		t.Errorf("k6 version %q", s.Run.K6Version)
 	}
+	// The major certctl pins (postgres:16-alpine), named in the summary's header.
+	if txt, _ := os.ReadFile(filepath.Join(r.dir, "summary.txt")); !strings.HasPrefix(s.Run.Postgres, "16.") || !strings.Contains(string(txt), " · PostgreSQL "+s.Run.Postgres+"\n") {
+		t.Errorf("PostgreSQL %q, or not in the summary's header", s.Run.Postgres)
+	}
 	if s.Run.Images["certctl-server"] != certctlImage || !strings.HasPrefix(s.Run.Images["k6"], "certctl-loadtest/offline-k6:") {
 		t.Errorf("images %v", s.Run.Images)
 	}
