@@ -177,3 +177,41 @@ func TestOwnBinariesThatDoNotCompileStopTheRun(t *testing.T) {
 		t.Errorf("left behind in bin/images: %v", entries)
 	}
 }
+
+// A certctl build is packaged once an invocation: the next stack gets the same images without the
+// packaging's lines on the console; another build is packaged on its own.
+func TestCertctlBuildPackagedOnceAnInvocation(t *testing.T) {
+	root := t.TempDir()
+	var packaged []string
+	f := &fakeEngine{t: t, answers: []answer{
+		{prefix: filepath.Join(root, "images", "certctl", "build.sh") + " ", do: func(_ context.Context, c Cmd) int {
+			packaged = append(packaged, c.Args[0])
+			fmt.Fprintf(c.Stdout, "CERTCTL_IMAGE=certctl-loadtest/certctl-server:%s\nCERTCTL_AGENT_IMAGE=certctl-loadtest/certctl-agent:%s\n", filepath.Base(c.Args[0]), filepath.Base(c.Args[0]))
+			return 0
+		}},
+	}}
+	built := &OwnBuilds{}
+	run := func(dist string) (Compose, string) {
+		var stderr bytes.Buffer
+		r := &Runner{Cfg: Config{Root: root, Dist: dist}, Exec: f.Exec, Stderr: &stderr, Built: built}
+		compose := Compose{Cfg: r.Cfg, Exec: f.Exec}
+		if err := r.packageDist(context.Background(), &compose); err != nil {
+			t.Fatal(err)
+		}
+		return compose, stderr.String()
+	}
+	first, said := run("/builds/v2.1.7")
+	if !strings.Contains(said, "packaging the certctl build /builds/v2.1.7") {
+		t.Errorf("first: %q", said)
+	}
+	again, said := run("/builds/v2.1.7")
+	if said != "" || !slices.Equal(first.Env, again.Env) || !slices.Contains(again.Env, "CERTCTL_IMAGE=certctl-loadtest/certctl-server:v2.1.7") {
+		t.Errorf("again: said %q, env %q (first %q)", said, again.Env, first.Env)
+	}
+	if next, _ := run("/builds/main-151107c"); !slices.Contains(next.Env, "CERTCTL_IMAGE=certctl-loadtest/certctl-server:main-151107c") {
+		t.Errorf("another build: %q", next.Env)
+	}
+	if len(packaged) != 2 {
+		t.Errorf("packaged %q: each build once", packaged)
+	}
+}

@@ -165,8 +165,19 @@ func (r *Runner) pull(ctx context.Context, compose Compose, svcs Services, imgs 
 }
 
 // packageDist turns the certctl build in CERTCTL_DIST into the images the stack runs
-// (images/certctl/build.sh; cached, so seconds when nothing changed) and points CERTCTL_IMAGE at them.
+// (images/certctl/build.sh; cached, so seconds when nothing changed) and points CERTCTL_IMAGE at them;
+// once an invocation (r.Built): the next stacks reuse what it said.
 func (r *Runner) packageDist(ctx context.Context, compose *Compose) error {
+	if b := r.Built; b != nil {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		if env, ok := b.dists[r.Cfg.Dist]; ok {
+			// Packaged for an earlier stack of this invocation: its images stand.
+			compose.Env = append(compose.Env, env...)
+			r.Env = append(r.Env, env...)
+			return nil
+		}
+	}
 	r.logf("packaging the certctl build %s into images", r.Cfg.Dist)
 	bctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
 	defer cancel()
@@ -181,11 +192,19 @@ func (r *Runner) packageDist(ctx context.Context, compose *Compose) error {
 	if err != nil || code != 0 {
 		return fmt.Errorf("could not package the certctl build in CERTCTL_DIST=%s into images (exit %d%s): see the lines above", r.Cfg.Dist, code, errSuffix(err))
 	}
+	var env []string
 	for _, line := range strings.Split(out.String(), "\n") {
 		if k, v, ok := strings.Cut(strings.TrimSpace(line), "="); ok && strings.HasPrefix(k, "CERTCTL_") {
-			compose.Env = append(compose.Env, k+"="+v)
-			r.Env = append(r.Env, k+"="+v)
+			env = append(env, k+"="+v)
 		}
+	}
+	compose.Env = append(compose.Env, env...)
+	r.Env = append(r.Env, env...)
+	if b := r.Built; b != nil {
+		if b.dists == nil {
+			b.dists = map[string][]string{}
+		}
+		b.dists[r.Cfg.Dist] = env
 	}
 	return nil
 }

@@ -53,6 +53,9 @@ type Runner struct {
 type OwnBuilds struct {
 	mu    sync.Mutex
 	built map[string]bool // image → built (or found up to date) in this invocation
+	// dists are the certctl builds packaged in this invocation, each with what packaging said of it
+	// (CERTCTL_IMAGE=…, CERTCTL_AGENT_IMAGE=…).
+	dists map[string][]string
 }
 
 func (r *Runner) logf(format string, a ...any) {
