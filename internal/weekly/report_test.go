@@ -133,7 +133,9 @@ func TestTheSeriesJudgesWithAStore(t *testing.T) {
 		}
 		return res
 	}
-	none := func(in map[string][]float64) (map[string][]history.ChangePoint, error) { return map[string][]history.ChangePoint{}, nil }
+	none := func(in map[string][]float64) (map[string][]history.ChangePoint, error) {
+		return map[string][]history.ChangePoint{}, nil
+	}
 	for n, run := range []string{"v217-a", "v217-b", "v217-a", "v217-b"} {
 		if res := week(run, n, none); res.Verdict != "no regression" {
 			t.Fatalf("week %d: %q", n, res.Verdict)
