@@ -106,7 +106,7 @@ check_postgres() {
   expect "CMD override reaches postgres (-c fsync=off)" "off|*" \
     "${psql[@]}" -e PGPASSWORD=s3cret "$t" -X -h "$ip" -U checker -d checkdb -tAc \
     "SELECT current_setting('fsync') || '|' || current_setting('listen_addresses')"
-  expect "pg_stat_statements preloaded, created and counting" "t|" \
+  expect "pg_stat_statements preloaded, created and counting" "true|" \
     "${psql[@]}" -e PGPASSWORD=s3cret "$t" -X -h "$ip" -U checker -d checkdb -tAc \
     "CREATE EXTENSION pg_stat_statements; SELECT (count(*) > 0)::text || '|' FROM pg_stat_statements"
   expect "postgres runs as uid 70 (postgres)" "70" docker exec "$c" sh -c "awk '/^Uid:/ {print \$2}' /proc/1/status"

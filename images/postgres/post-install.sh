@@ -23,4 +23,6 @@ for f in postgres initdb pg_ctl; do test -x "$dir/bin/$f"; done
 test -f "$dir/lib/postgresql/pg_stat_statements.so" && test -f "$dir/share/postgresql/extension/pg_stat_statements.control"
 test -x /usr/lib/postgresql/15/bin/pg_isready
 test -x /usr/lib/postgresql/15/bin/psql
-"$dir/bin/postgres" --version
+# The version the server itself reports (image.conf's VERSION_CMD reads it once /proc is gone).
+"$dir/bin/postgres" --version | awk '{print $3}' >"$dir/VERSION"
+cat "$dir/VERSION"

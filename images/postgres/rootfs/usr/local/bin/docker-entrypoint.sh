@@ -78,6 +78,9 @@ docker_init_database_dir() {
 	# shellcheck disable=SC2086
 	initdb --username="$POSTGRES_USER" --pwfile=<(printf '%s\n' "$POSTGRES_PASSWORD") \
 		"${waldir[@]}" $POSTGRES_INITDB_ARGS
+	# The socket where upstream's server puts it and the clients (Debian's psql, pg_isready) look: this
+	# build's own default is /tmp, which initdb writes into the configuration.
+	printf "\nunix_socket_directories = '/var/run/postgresql'\n" >>"$PGDATA/postgresql.conf"
 }
 
 # Like upstream: password auth (the server's password_encryption, scram-sha-256 by default) from anywhere.
