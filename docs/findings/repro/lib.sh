@@ -467,12 +467,6 @@ acme_guard() { # PROFILE_ID
 	expect_status 200 "reading the ACME directory of a new profile"
 }
 
-# setup_deployment_job [CONFIG_JSON]: an NGINX target's deployment job (the target's configuration an
-# NGINX one of a new name unless given), made the way certctl makes
-# one: issuance in agent key-generation mode, the agent's CSR signed, then a Deployment job per
-# mapped target. The mapping row is the one step no API call offers
-# (docs/certctl-findings.md#no-target-binding), so it is written by SQL.
-# Sets AGENT_ID TARGET_ID CERT_ID DEPLOY_JOB_ID DEPLOY_JOB_STATUS.
 # trigger_issuance CERT_ID: the certificate's issuance job, by certctl's renew trigger. A 409 "renewal
 # already in progress" means certctl's own renewal check got there first (it takes up a certificate
 # created moments before, seen in a findings run on main-151107c): its job serves the same, and the
@@ -485,6 +479,12 @@ trigger_issuance() {
 	expect_status 202 "triggering the certificate's issuance"
 }
 
+# setup_deployment_job [CONFIG_JSON]: an NGINX target's deployment job (the target's configuration an
+# NGINX one of a new name unless given), made the way certctl makes
+# one: issuance in agent key-generation mode, the agent's CSR signed, then a Deployment job per
+# mapped target. The mapping row is the one step no API call offers
+# (docs/certctl-findings.md#no-target-binding), so it is written by SQL.
+# Sets AGENT_ID TARGET_ID CERT_ID DEPLOY_JOB_ID DEPLOY_JOB_STATUS.
 setup_deployment_job() {
 	local config=${1:-} job_status
 	need_pg
