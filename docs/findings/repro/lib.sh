@@ -468,9 +468,10 @@ acme_guard() { # PROFILE_ID
 }
 
 # trigger_issuance CERT_ID: the certificate's issuance job, by certctl's renew trigger. A 409 "renewal
-# already in progress" means certctl's own renewal check got there first (it takes up a certificate
-# created moments before, seen in a findings run on main-151107c): its job serves the same, and the
-# caller checks the job's state either way.
+# already in progress" (seen once in a findings run on main-151107c, on a certificate created moments
+# before) means certctl had already marked the certificate renewing, which its TriggerRenewal refuses
+# to start again; which path of certctl's did it was not established. The caller checks the job's
+# state either way.
 trigger_issuance() {
 	call POST "/api/v1/certificates/$1/renew"
 	if [ "$HTTP_STATUS" = 409 ] && grep -q "renewal already in progress" <<<"$BODY"; then
