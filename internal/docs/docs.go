@@ -10,8 +10,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
 
 	"certctl-loadtest/internal/harness"
 	"certctl-loadtest/internal/plan"
@@ -37,24 +39,42 @@ func K6Inspector(root string) Inspector {
 	}
 }
 
-// Collect inspects every k6/<tier>/*.js scenario (found by glob, like the runner does).
+// Collect inspects every k6/<tier>/*.js scenario (found by glob, like the runner does), as many at
+// once as there are CPUs: each inspect is a k6 process of its own, and there are dozens.
 func Collect(root string, inspect Inspector) ([]Row, error) {
 	files, err := filepath.Glob(filepath.Join(root, "k6", "*", "*.js"))
 	if err != nil {
 		return nil, err
 	}
-	var rows []Row
+	type job struct{ tier, rel string }
+	var jobs []job
 	for _, f := range files {
 		tier := filepath.Base(filepath.Dir(f))
 		if tier == "lib" || tier == "test" || tier == harness.SpotcheckDir || tier == harness.ExternalDir { // spot checks: their own block; external: no scenarios
 			continue
 		}
 		rel, _ := filepath.Rel(root, f)
-		got, err := plan.Inspect(tier, filepath.ToSlash(rel), inspect)
-		if err != nil {
-			return nil, err
+		jobs = append(jobs, job{tier, filepath.ToSlash(rel)})
+	}
+	got := make([][]Row, len(jobs))
+	errs := make([]error, len(jobs))
+	slots := make(chan struct{}, runtime.NumCPU())
+	var wg sync.WaitGroup
+	for i, j := range jobs {
+		wg.Add(1)
+		slots <- struct{}{}
+		go func() {
+			defer func() { <-slots; wg.Done() }()
+			got[i], errs[i] = plan.Inspect(j.tier, j.rel, inspect)
+		}()
+	}
+	wg.Wait()
+	var rows []Row
+	for i := range jobs {
+		if errs[i] != nil {
+			return nil, errs[i]
 		}
-		rows = append(rows, got...)
+		rows = append(rows, got[i]...)
 	}
 	sort.Slice(rows, func(i, j int) bool {
 		if rows[i].Tier != rows[j].Tier {

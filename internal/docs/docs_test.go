@@ -21,7 +21,7 @@ func repoRoot(t *testing.T) string {
 // The generated tables in the docs match what the code says; `loadtest docs` rewrites them.
 func TestDocsMatchTheCode(t *testing.T) {
 	root := repoRoot(t)
-	blocks, err := Blocks(root, K6Inspector(root))
+	blocks, err := Blocks(root, sharedInspector(root))
 	if err != nil {
 		t.Fatal(err)
 	}

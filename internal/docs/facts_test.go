@@ -24,11 +24,37 @@ var (
 	rowsErr  error
 )
 
+var (
+	inspectMu   sync.Mutex
+	inspectSeen = map[string][]byte{}
+)
+
+// sharedInspector is K6Inspector remembering each script's answer, so this package's tests inspect
+// every scenario once between them (each pass is dozens of k6 processes).
+func sharedInspector(root string) Inspector {
+	k6 := K6Inspector(root)
+	return func(script string) ([]byte, error) {
+		inspectMu.Lock()
+		out, ok := inspectSeen[script]
+		inspectMu.Unlock()
+		if ok {
+			return out, nil
+		}
+		out, err := k6(script)
+		if err == nil {
+			inspectMu.Lock()
+			inspectSeen[script] = out
+			inspectMu.Unlock()
+		}
+		return out, err
+	}
+}
+
 // inspectedRows is every scenario as k6 resolves it, inspected once for the tests that need it.
 func inspectedRows(t *testing.T) []Row {
 	t.Helper()
 	root := repoRoot(t)
-	rowsOnce.Do(func() { rowsVal, rowsErr = Collect(root, K6Inspector(root)) })
+	rowsOnce.Do(func() { rowsVal, rowsErr = Collect(root, sharedInspector(root)) })
 	if rowsErr != nil {
 		t.Fatal(rowsErr)
 	}
