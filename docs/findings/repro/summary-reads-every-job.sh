@@ -13,7 +13,10 @@
 repro_init "$@"
 need_pg
 jobs=${JOBS:-5000}
-calls=3
+# Ten calls a path: a scan of the table that is not the calls' (a harness's collector scrapes the
+# metrics every 30 s, which reads it whole) that falls in a path's window adds a tenth of the table to
+# each call's count at most.
+calls=10
 
 base_rows
 mk_cert
@@ -67,10 +70,16 @@ pgq "SELECT count(*) FROM jobs;"
 total=$REPLY
 seq_read
 last=$REPLY
-seq_read
-idle=$((REPLY - last))
-last=$REPLY
-note "certctl itself read $idle rows of jobs in 11 s with no call"
+# What is read with no call of ours: the least of two windows, since such a scan lands in some windows
+# and not others (one that landed here alone was subtracted from every path's calls, which then seemed
+# to read two thirds of the table: seen on main-151107c beside the harness's collector).
+idle=
+for _ in 1 2; do
+	seq_read
+	if [ -z "$idle" ] || [ "$((REPLY - last))" -lt "$idle" ]; then idle=$((REPLY - last)); fi
+	last=$REPLY
+done
+note "certctl itself read $idle rows of jobs in 11 s with no call (the least of two windows)"
 
 results=()
 worst=
