@@ -11,6 +11,8 @@ import (
 	"certctl-loadtest/internal/capacity"
 	"certctl-loadtest/internal/compare"
 	ltgate "certctl-loadtest/internal/gate"
+
+	"certctl-loadtest/internal/testenv"
 )
 
 // The capacity search against the real certctl, with a knee put where a short test can find it: two
@@ -65,7 +67,7 @@ func TestCompareBuildsNamesTheRegression(t *testing.T) {
 	e2e(t)
 	next := os.Getenv("CERTCTL_NEXT_DIST")
 	if next == "" {
-		skipOrFailInCI(t, "CERTCTL_NEXT_DIST is not set: no second certctl build to compare the release with")
+		testenv.SkipOrFailInCI(t, "CERTCTL_NEXT_DIST is not set: no second certctl build to compare the release with")
 	}
 	t.Parallel()
 	alone(t) // two builds side by side in one sitting, with nothing else on the machine

@@ -521,16 +521,6 @@ func wantBuiltOnce(t *testing.T, r result) {
 	}
 }
 
-// skipOrFailInCI skips a test whose machine lacks what it needs (root, a second build) on a developer's
-// machine, and fails it under CI, where a skipped test would pass unjudged.
-func skipOrFailInCI(t *testing.T, reason string) {
-	t.Helper()
-	if os.Getenv("CI") != "" {
-		t.Fatalf("%s (CI is set: not skipping)", reason)
-	}
-	t.Skip(reason)
-}
-
 // timingBreaches are a run's broken thresholds when every one of them is a timing budget (latency,
 // dropped iterations), nil when the run broke none or any other.
 func timingBreaches(s results.Summary) []string {

@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"certctl-loadtest/internal/testenv"
 )
 
 // Faults in the middle of a run against the real certctl: each keeps a verdict that names what
@@ -121,7 +123,7 @@ func TestDiskFull(t *testing.T) {
 	e2e(t)
 	t.Parallel()
 	if os.Geteuid() != 0 {
-		skipOrFailInCI(t, "mounting a small tmpfs needs root (CI runs as root)")
+		testenv.SkipOrFailInCI(t, "mounting a small tmpfs needs root (CI runs as root)")
 	}
 	mount := func(t *testing.T, size string) string {
 		dir := t.TempDir()

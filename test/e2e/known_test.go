@@ -8,6 +8,8 @@ import (
 
 	"certctl-loadtest/internal/defects"
 	"certctl-loadtest/internal/results"
+
+	"certctl-loadtest/internal/testenv"
 )
 
 // A known defect explains only what its own signature accounts for (internal/defects): on the real
@@ -18,7 +20,7 @@ func TestKnownDefectsBounded(t *testing.T) {
 	e2e(t)
 	next := os.Getenv("CERTCTL_NEXT_DIST")
 	if next == "" {
-		skipOrFailInCI(t, "CERTCTL_NEXT_DIST unset: the auth tier's latencies are judged on main-151107c")
+		testenv.SkipOrFailInCI(t, "CERTCTL_NEXT_DIST unset: the auth tier's latencies are judged on main-151107c")
 	}
 	authEnv := func(t *testing.T, extra ...string) []string {
 		return stackEnv(t, append([]string{"CERTCTL_DIST=" + next, "TIER=auth", "START_TIMEOUT=4m", "KNOWN_DEFECTS=pass", "AUTH_WORKAROUNDS=1"}, extra...)...)

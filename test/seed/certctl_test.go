@@ -20,6 +20,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"certctl-loadtest/internal/testenv"
 )
 
 // skipNoDist is printed once, by TestMain, when CERTCTL_DIST is not set outside CI.
@@ -154,7 +156,7 @@ func writeFile(t *testing.T, path, content string, mode fs.FileMode) {
 func requireDist(t testing.TB) {
 	t.Helper()
 	if certctlDist == "" {
-		skipOrFailInCI(t, "CERTCTL_DIST is not set")
+		testenv.SkipOrFailInCI(t, "CERTCTL_DIST is not set")
 	}
 }
 

@@ -34,6 +34,8 @@ import (
 	"certctl-loadtest/internal/docs"
 	"certctl-loadtest/internal/harness"
 	"certctl-loadtest/internal/pgtest"
+
+	"certctl-loadtest/internal/testenv"
 )
 
 const (
@@ -93,19 +95,9 @@ func psqlPath(t testing.TB) string {
 	}
 	p, err := exec.LookPath("psql")
 	if err != nil {
-		skipOrFailInCI(t, fmt.Sprintf("no psql binary in %s or on PATH: %v", pgtest.DefaultBinDir, err))
+		testenv.SkipOrFailInCI(t, fmt.Sprintf("no psql binary in %s or on PATH: %v", pgtest.DefaultBinDir, err))
 	}
 	return p
-}
-
-// skipOrFailInCI skips for a missing tool on a developer's machine, and fails in CI, which must never
-// skip these tests.
-func skipOrFailInCI(t testing.TB, reason string) {
-	t.Helper()
-	if os.Getenv("CI") != "" {
-		t.Fatalf("%s (CI is set: not skipping)", reason)
-	}
-	t.Skip(reason)
 }
 
 // env is one throwaway cluster with certctl's migrated schema in a template database.
