@@ -22,8 +22,8 @@ func Text(r Result) string {
 	for _, why := range r.Reasons {
 		fmt.Fprintf(&b, "  %s\n", why)
 	}
-	fmt.Fprintf(&b, "budgets: p95 drift ×%g at most (the fitted p95 over the windows after the first); %s's memory +%g %%/h at most over the second half\n\n",
-		r.Budgets.P95Drift, Judged, r.Budgets.MemoryPctPerHour)
+	fmt.Fprintf(&b, "budgets: p95 drift ×%g at most (the fitted p95 over the windows after the first); %s's memory +%g %%/h at most over the second half, from %s of load at the earliest\n\n",
+		r.Budgets.P95Drift, Judged, r.Budgets.MemoryPctPerHour, dur(MemoryWarmup.Seconds()))
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	head := "p95 ms per window"
 	if len(r.Scenarios) > 0 {

@@ -34,6 +34,15 @@ type Budgets struct {
 // reported beside it but not judged: its shared buffers fill as the tables are read, up to their bound.
 const Judged = "certctl-server"
 
+// MemoryWarmup is the load after which memory is judged at the earliest: the second half of a run, or
+// from here if that is later. A cold certctl's memory climbs while its pools fill and its heap finds its
+// size, and over a short second half that climb reads as thousands of percent an hour: 4.8 to 16.4 MB
+// in its first 25 s at 10 list requests a second, and 17.2 to 19 MB over the 30 s after a 6-second
+// climb at 40 a second (v2.1.7, 2026-12-01); a 40-second soak judged that as +254 MB/h and breached
+// (CI, stop 64). Both recorded 30-minute soaks (docs/growth/soak/) climbed within their first 5-minute
+// window and were flat or falling after it.
+const MemoryWarmup = 5 * time.Minute
+
 // Result is soak.json.
 type Result struct {
 	Schema    string     `json:"schema"`
@@ -89,11 +98,13 @@ type Memory struct {
 	EndMB     float64    `json:"end_mb"`
 	MaxMB     float64    `json:"max_mb"`
 	// SecondHalf is the trend of the minute means (half-window means, if shorter) over the run's second half,
-	// in MB per hour.
+	// or after MemoryWarmup if that is later, in MB per hour; nil with fewer than three means there.
 	SecondHalf *Trend  `json:"second_half,omitempty"`
 	PctPerHour float64 `json:"pct_per_hour,omitempty"`
 	Judged     bool    `json:"judged"`
 	Breach     bool    `json:"breach"`
+	// Note says why a judged service's memory has no trend.
+	Note string `json:"note,omitempty"`
 }
 
 // Table is one table at the first and the last sample.
@@ -207,12 +218,14 @@ func Analyze(dir string, sum results.Summary, b Budgets) Result {
 				r.Verdict, r.Reasons = "inconclusive", append(r.Reasons, sc.Name+": "+sc.Note)
 			}
 		}
-		judged := false
+		judged, note := false, "no memory figures for "+Judged+" (server/containers.jsonl: CONTAINERS=false)"
 		for _, m := range r.Memory {
-			judged = judged || (m.Judged && m.SecondHalf != nil)
+			if m.Judged {
+				judged, note = m.SecondHalf != nil, Judged+": "+m.Note
+			}
 		}
 		if !judged {
-			r.Verdict, r.Reasons = "inconclusive", append(r.Reasons, "no judged memory figures for "+Judged+" (server/containers.jsonl: CONTAINERS=false, or too short a run)")
+			r.Verdict, r.Reasons = "inconclusive", append(r.Reasons, note)
 		}
 	}
 	return r
@@ -250,7 +263,7 @@ func memory(path string, t0 time.Time, n int, w float64, b Budgets, reasons *[]s
 		m := Memory{Service: name, Judged: name == Judged, StartMB: round(pts[0].mb, 1), EndMB: round(pts[len(pts)-1].mb, 1)}
 		sum, cnt := make([]float64, n), make([]int, n)
 		minSum, minCnt := map[int]float64{}, map[int]int{}
-		half := float64(n) * w / 2
+		half := math.Max(float64(n)*w/2, MemoryWarmup.Seconds())
 		// Minute means, or half-window means when the windows are shorter: a short soak still gets points.
 		bin := math.Min(60, w/2)
 		for _, p := range pts {
@@ -275,7 +288,10 @@ func memory(path string, t0 time.Time, n int, w float64, b Budgets, reasons *[]s
 		for k, s := range minSum {
 			xs, ys = append(xs, (float64(k)+0.5)*bin/3600), append(ys, s/float64(minCnt[k]))
 		}
-		if len(xs) >= 3 {
+		if len(xs) < 3 && m.Judged {
+			m.Note = fmt.Sprintf("memory not judged: %s of load, and it is judged over the second half, from %s at the earliest (MemoryWarmup: a cold certctl's memory still climbs before), in at least three means of %s; a soak of %s or more judges it",
+				dur(float64(n)*w), dur(MemoryWarmup.Seconds()), dur(bin), dur(MemoryWarmup.Seconds()+3*bin))
+		} else if len(xs) >= 3 {
 			t := fit(xs, ys)
 			m.SecondHalf = &t
 			mean := 0.0

@@ -120,6 +120,30 @@ func TestGrowingMemoryBreaches(t *testing.T) {
 	}
 }
 
+// A cold certctl's memory climbs through a short soak's second half: that is its warm-up, not a leak,
+// so a run shorter than MemoryWarmup leaves memory unjudged and says so. Judged over its second half
+// alone, as before MemoryWarmup, the same run breaches (a 40-second soak did, in CI).
+func TestWarmupIsNotJudged(t *testing.T) {
+	climb := func(s float64) float64 { return 5 + s/4 } // 5 → 20 MB in a minute, as certctl's did at 10/s
+	dir, sum := fakeRun(t, 1, func(float64) float64 { return 10 }, climb)
+	b := Budgets{Window: 10 * time.Second, P95Drift: 1.5, MemoryPctPerHour: 10}
+	r := Analyze(dir, sum, b)
+	why := strings.Join(r.Reasons, ";")
+	if r.Verdict != "inconclusive" || !strings.Contains(why, "certctl-server: memory not judged: 1m of load") || strings.Contains(why, "grows") {
+		t.Fatalf("verdict %s %v", r.Verdict, r.Reasons)
+	}
+	for _, m := range r.Memory {
+		if m.Service == Judged && (m.SecondHalf != nil || m.Breach || m.EndMB < 19) {
+			t.Errorf("certctl-server %+v", m)
+		}
+	}
+	// The same climb past the warm-up still breaches: the rule moves the start, not the budget.
+	dir, sum = fakeRun(t, 9, func(float64) float64 { return 10 }, climb)
+	if r := Analyze(dir, sum, budgets); r.Verdict != "breach" || !strings.Contains(strings.Join(r.Reasons, ";"), "certctl-server: memory still grows") {
+		t.Fatalf("9 minutes of climb: verdict %s %v", r.Verdict, r.Reasons)
+	}
+}
+
 // Too short a run for its windows judges nothing, and says so.
 func TestTooShortIsInconclusive(t *testing.T) {
 	dir, sum := fakeRun(t, 3, func(float64) float64 { return 10 }, func(float64) float64 { return 50 })

@@ -12,10 +12,11 @@ import (
 )
 
 // loadtest soak, 40 seconds read in 10-second windows, against the real certctl: soak.json with each
-// window's p95, certctl's memory judged over the second half, every table's size at both ends, and an
-// exit code that says the soak's verdict: steady (its breaches are shown in internal/soak's tests). Two
-// stacks beside it can move the p95 across the windows: a drift is excused only when the soak's own run
-// says the machine decided it, and a memory breach never is.
+// window's p95 and its drift judged, certctl's memory read from its cgroup and left unjudged (40 s is
+// inside soak.MemoryWarmup: a cold certctl's memory still climbs, and judging that climb breached
+// in CI), every table's size at both ends, and the exit code of that verdict: inconclusive, 6, for that
+// reason alone (steady and breaching soaks are internal/soak's tests). Two stacks beside it can move the
+// p95 across the windows: a drift is excused only when the soak's own run says the machine decided it.
 func TestSoakShort(t *testing.T) {
 	t.Parallel()
 	e2e(t)
@@ -38,22 +39,23 @@ func TestSoakShort(t *testing.T) {
 	for _, why := range s.Reasons {
 		drift = drift && strings.Contains(why, ": p95 drifted ")
 	}
+	unjudged := soak.Judged + ": memory not judged: 40s of load"
 	switch why := machineDecides(sum); {
-	case s.Verdict == "steady" && r.code == 0:
+	case s.Verdict == "inconclusive" && r.code == 6 && len(s.Reasons) == 1 && strings.HasPrefix(s.Reasons[0], unjudged):
 	case drift && why != "":
 		logExcused(t, "the p95 drifted ("+strings.Join(s.Reasons, "; ")+")", why)
 	default:
-		t.Fatalf("verdict %q %v with exit %d; want steady, exit 0\n%s", s.Verdict, s.Reasons, r.code, r.output)
+		t.Fatalf("verdict %q %v with exit %d; want inconclusive for %q alone, exit 6\n%s", s.Verdict, s.Reasons, r.code, unjudged, r.output)
 	}
 	if len(s.Scenarios) != 1 || len(s.Scenarios[0].Windows) != 4 || s.Scenarios[0].P95 == nil {
 		t.Errorf("scenarios %+v", s.Scenarios)
 	}
-	var judged bool
+	var read bool
 	for _, m := range s.Memory {
-		judged = judged || m.Service == soak.Judged && m.Judged && m.SecondHalf != nil && m.EndMB > 0
+		read = read || m.Service == soak.Judged && m.Judged && m.SecondHalf == nil && !m.Breach && m.EndMB > 0 && len(m.WindowsMB) == 4 && m.WindowsMB[3] != nil
 	}
-	if !judged {
-		t.Errorf("certctl's memory not judged: %+v", s.Memory)
+	if !read {
+		t.Errorf("certctl's memory not read from its cgroup, or judged inside the warm-up: %+v", s.Memory)
 	}
 	rows := map[string]soak.Table{}
 	for _, tb := range s.Tables {
