@@ -254,3 +254,14 @@ func TestGoldenRecordedExternalAndSplit(t *testing.T) {
 		})
 	}
 }
+
+// The totals say where failed orders stopped and what that step answered, so a failure no defect's
+// signature explains can be read from the summary alone.
+func TestTotalsNameFailedSteps(t *testing.T) {
+	sc := results.Scenario{Name: "acme_order_flow", Record: &results.Record{Counters: map[string]float64{"failed_finalize": 20, "failed_account": 1}},
+		Failures: []results.Failure{{Step: "finalize", Status: "500", Count: 20}, {Step: "account", Status: "0", Count: 1}}}
+	line, note := totals(sc)
+	if line != "failed_account 1, failed_finalize 20" || note != "failed at, with the step's answer: finalize HTTP 500 ×20, account no answer ×1" {
+		t.Errorf("totals %q, note %q", line, note)
+	}
+}

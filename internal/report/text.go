@@ -441,6 +441,17 @@ func totals(sc results.Scenario) (line, note string) {
 	if sc.Record.Counters["ari_leading_zero_404"] > 0 {
 		notes = append(notes, "ari_leading_zero_404: renewal-info answered 404 for a certificate it issued whose serial starts with 0 — certctl's known bug, docs/certctl-findings.md#ari-leading-zero; counted apart, not as a harness failure")
 	}
+	if len(sc.Failures) > 0 {
+		var by []string
+		for _, f := range sc.Failures {
+			answer := "HTTP " + f.Status
+			if f.Status == "0" {
+				answer = "no answer"
+			}
+			by = append(by, fmt.Sprintf("%s %s ×%.0f", f.Step, answer, f.Count))
+		}
+		notes = append(notes, "failed at, with the step's answer: "+strings.Join(by, ", "))
+	}
 	return strings.Join(parts, ", "), strings.Join(notes, "; ")
 }
 

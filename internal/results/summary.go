@@ -315,6 +315,9 @@ type Scenario struct {
 	Status   string  `json:"status"` // passed | failed | no-results
 	Problem  string  `json:"problem,omitempty"`
 	Record   *Record `json:"result,omitempty"`
+	// Failures: the iterations that failed, by the step and the HTTP status they failed at (an ACME
+	// order's), from the raw samples; absent when none failed.
+	Failures []Failure `json:"failures,omitempty"`
 }
 
 // Summary is summary.json.
@@ -591,6 +594,7 @@ func Assemble(dir string, run Run) Summary {
 			row.Problem = err.Error()
 		default:
 			row.Record = &rec
+			row.Failures = failures(dir, sr.Name, &rec)
 			row.Status = "passed"
 			if !rec.ThresholdsOK || sr.ExitCode != 0 {
 				row.Status = "failed"

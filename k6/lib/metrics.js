@@ -124,6 +124,10 @@ export const deployWrongSerial = declare(Counter, 'deploy_wrong_serial');
 export const acmeOrderMS = declare(Trend, 'acme_order_ms', true);
 export const acmeStepMS = declare(Trend, 'acme_step_ms', true);
 export const acmeOrderOK = declare(Rate, 'acme_order_ok');
+// An order that failed, tagged with the step it failed at (failed_at: account, new_order, authz, finalize,
+// order, certificate) and that step's HTTP status (status; 0: no answer, '' for an order polled to a
+// state it should not have): the record counts each step, the summary each step's statuses.
+export const acmeOrderFailed = declare(Counter, 'acme_order_failed');
 // certctl's defects and ACME's own answers on the order path: finalize's 500
 // (docs/certctl-findings.md#acme-finalize), badNonce (retried once), 429 rateLimited.
 export const acmeFinalize500 = declare(Counter, 'acme_finalize_500');

@@ -14,7 +14,7 @@ import { probeCertctl } from './probe.js';
 import { knob } from './config.js';
 import { json, setupParams, registerAgent, untimedHeaders } from './certctl.js';
 import {
-  acmeOrderMS, acmeStepMS, acmeOrderOK, acmeFinalize500, acmeBadNonce, acmeRateLimited, acmeUnanswered, acmeServerErrors,
+  acmeOrderMS, acmeStepMS, acmeOrderOK, acmeOrderFailed, acmeFinalize500, acmeBadNonce, acmeRateLimited, acmeUnanswered, acmeServerErrors,
   pkiIssueMS, pkiIssued, pkiNotSigned, pkiBadChain, pkiOCSPOK, pkiOCSP500, pkiOCSPUnverified, pkiOCSPLeadingZero, pkiCRLOK, pkiCRLMissingRevoked,
 } from './metrics.js';
 
@@ -25,14 +25,16 @@ export const ORDERS_PER_ACCOUNT = 20;
 const POLL_S = 0.1;
 const POLLS = 50;
 
-export const ACME_ORDER_COUNTERS = Object.freeze({
+// The steps an order can fail at: account is new-account's, the others ACME_STEPS'.
+export const ACME_FAILED_AT = ['account', 'new_order', 'authz', 'finalize', 'order', 'certificate'];
+export const ACME_ORDER_COUNTERS = Object.freeze(Object.assign({
   finalize_500: acmeFinalize500,
   bad_nonce: acmeBadNonce,
   rate_limited: acmeRateLimited,
   unanswered: acmeUnanswered,
   bad_chain: pkiBadChain,
   issued: pkiIssued,
-});
+}, Object.fromEntries(ACME_FAILED_AT.map((st) => [`failed_${st}`, `acme_order_failed{failed_at:${st}}`]))));
 
 // Each signed step's latency, the way a CA benchmark reports them side by side with the whole order.
 export const ACME_STEPS = ['new_account', 'new_order', 'authz', 'finalize', 'order', 'certificate'];
@@ -215,6 +217,9 @@ async function post(cfg, dir, key, kid, url, payload, step, expected) {
   }
 }
 
+// The status new-account last answered in this VU: what a failed order's account step records.
+let lastAccountStatus = 0;
+
 async function account(cfg, dir) {
   if (acct && acct.orders < ORDERS_PER_ACCOUNT) return acct;
   const key = await newAccountKey();
@@ -222,6 +227,7 @@ async function account(cfg, dir) {
   const kid = r.headers['Location'];
   const ok = check(r, { 'new-account: 201 with the account URL in Location': (x) => x.status === 201 && !!kid });
   acct = ok ? { key, kid, orders: 0 } : null;
+  lastAccountStatus = r.status;
   return acct;
 }
 
@@ -229,7 +235,7 @@ async function account(cfg, dir) {
 export async function acmeOrder(cfg, data) {
   const dir = data.directory;
   const a = await account(cfg, dir);
-  if (!a) return fail('account');
+  if (!a) return fail('account', { status: lastAccountStatus });
   a.orders++;
   const name = `lt-acme-${cfg.runId}-${exec.scenario.iterationInTest}.loadtest.example.com`;
   const t0 = Date.now();
@@ -238,13 +244,13 @@ export async function acmeOrder(cfg, data) {
   const order = created.status === 201 ? json(created) : null;
   const orderURL = created.headers['Location'];
   if (created.status === 429) acct = null; // this account's open orders or hourly orders are used up
-  if (!check(created, { 'new-order: 201 with the order, its authorizations and finalize URL': () => !!order && !!orderURL && Array.isArray(order.authorizations) && !!order.finalize })) return fail('new_order');
+  if (!check(created, { 'new-order: 201 with the order, its authorizations and finalize URL': () => !!order && !!orderURL && Array.isArray(order.authorizations) && !!order.finalize })) return fail('new_order', created);
 
   for (const az of order.authorizations) {
     const r = await post(cfg, dir, a.key, a.kid, az, '', 'authz', [200]);
     const b = r.status === 200 ? json(r) : null;
     // trust_authenticated profiles (the harness's) authorise the API key's holder: valid, no challenge.
-    if (!check(r, { 'authz: valid without a challenge (trust_authenticated)': () => !!b && b.status === 'valid' })) return fail('authz');
+    if (!check(r, { 'authz: valid without a challenge (trust_authenticated)': () => !!b && b.status === 'valid' })) return fail('authz', r);
   }
 
   const pair = await crypto.subtle.generateKey({ name: 'ECDSA', namedCurve: 'P-256' }, true, ['sign', 'verify']);
@@ -259,20 +265,21 @@ export async function acmeOrder(cfg, data) {
     acct = null;
   }
   let state = fin.status === 200 ? json(fin) : null;
-  if (!check(fin, { 'finalize: 200 with the order': () => !!state })) return fail('finalize');
+  if (!check(fin, { 'finalize: 200 with the order': () => !!state })) return fail('finalize', fin);
 
+  let polled = fin;
   for (let i = 0; state && state.status === 'processing' && i < POLLS; i++) {
     await sleepAsync(POLL_S);
-    const r = await post(cfg, dir, a.key, a.kid, orderURL, '', 'order', [200]);
-    state = r.status === 200 ? json(r) : null;
+    polled = await post(cfg, dir, a.key, a.kid, orderURL, '', 'order', [200]);
+    state = polled.status === 200 ? json(polled) : null;
   }
-  if (!check(state, { 'order: valid with a certificate URL': (s) => !!s && s.status === 'valid' && !!s.certificate })) return fail('order');
+  if (!check(state, { 'order: valid with a certificate URL': (s) => !!s && s.status === 'valid' && !!s.certificate })) return fail('order', polled);
 
   const dl = await post(cfg, dir, a.key, a.kid, state.certificate, '', 'certificate', [200]);
   const took = Date.now() - t0; // the order as its client waits for it: the chain's check is ours
   const good = dl.status === 200 && contentType(dl) === 'application/pem-certificate-chain' &&
     await verifyChain(String(dl.body), caDER(data), name, { path: 'acme' });
-  if (!check(dl, { 'certificate: a PEM chain whose leaf names the order and verifies to the CA': () => good })) return fail('certificate');
+  if (!check(dl, { 'certificate: a PEM chain whose leaf names the order and verifies to the CA': () => good })) return fail('certificate', dl);
 
   acmeOrderMS.add(took);
   acmeOrderOK.add(1);
@@ -280,8 +287,10 @@ export async function acmeOrder(cfg, data) {
   return { ok: true, ms: took };
 }
 
-function fail(step) {
+// fail records an order that stopped at step, with the status of that step's last answer (r).
+function fail(step, r) {
   acmeOrderOK.add(0, { failed_at: step });
+  acmeOrderFailed.add(1, { failed_at: step, status: String(r.status) });
   return { ok: false, step };
 }
 
