@@ -29,11 +29,20 @@ export async function thumbprint(jwk) {
   return b64url(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(thumbprintInput(jwk))));
 }
 
+// p256JWK is the public JWK of an uncompressed P-256 point (0x04 || X || Y), each coordinate its full 32
+// bytes as RFC 7518 section 6.2.1.2 requires. k6's own JWK export (v2.2.0, webcrypto/jwk.go) writes
+// big.Int.Bytes(), which drops a leading zero byte: about one key in 128 then has a 31-byte x or y,
+// and certctl's go-jose refuses the new-account JWS as malformed (HTTP 400).
+export function p256JWK(raw) {
+  const point = new Uint8Array(raw);
+  if (point.length !== 65 || point[0] !== 0x04) throw new Error(`P-256 public key: want 65 bytes starting 0x04, got ${point.length}`);
+  return { kty: 'EC', crv: 'P-256', x: b64url(point.slice(1, 33)), y: b64url(point.slice(33, 65)) };
+}
+
 // newAccountKey: a P-256 key pair, its public JWK (only the members a JWS header carries) and thumbprint.
 export async function newAccountKey() {
   const pair = await crypto.subtle.generateKey({ name: 'ECDSA', namedCurve: 'P-256' }, true, ['sign', 'verify']);
-  const full = await crypto.subtle.exportKey('jwk', pair.publicKey);
-  const jwk = { kty: full.kty, crv: full.crv, x: full.x, y: full.y };
+  const jwk = p256JWK(await crypto.subtle.exportKey('raw', pair.publicKey));
   return { pair, jwk, thumbprint: await thumbprint(jwk) };
 }
 
