@@ -9,6 +9,9 @@ MAKEFLAGS += --no-print-directory
 # and results/latest/summary.json records it (what each code means: README.md, "Exit codes", rendered
 # from harness.ExitCodes). Scripts that need the code itself call bin/loadtest directly.
 LOADTEST := bin/loadtest
+# The k6 go.mod pins, built once for the tests' plans (K6_BIN): `go tool k6` costs about 0.8 s a call in
+# Go's staleness check alone, and the gate's plans and runs call k6 inspect hundreds of times.
+K6 := bin/k6
 # Each step of CI runs through STEP, which times it and, under .ci/run (CI_COSTS), records what it cost
 # in .ci/costs.tsv: the figures TestCIPlan (test/ciplan) holds CI's budget with.
 STEP = scripts/ci-step.sh $@
@@ -161,8 +164,8 @@ export OTAVA_PYTHON ?= $(or $(LOADTEST_CACHE),/var/cache/certctl-loadtest)/otava
 # Jenkins' JUnit schema that internal/report validates junit.xml against (scripts/install-deps.sh fetches it).
 export JUNIT_XSD ?= $(or $(LOADTEST_CACHE),/var/cache/certctl-loadtest)/junit/jenkins-junit.xsd
 
-test-unit: ## Go unit tests: config, report (golden files), docs tables, the stand-ins, seeds on certctl's migrated schema, the live view's compose file, k6/lib's JWS and CSR verified by Go's crypto
-	$(STEP) go test -count=1 ./cmd/... ./internal/... ./test/ciplan/ ./test/seed/ ./test/observability/ ./test/jose/
+test-unit: $(K6) ## Go unit tests: config, report (golden files), docs tables, the stand-ins, seeds on certctl's migrated schema, the live view's compose file, k6/lib's JWS and CSR verified by Go's crypto
+	K6_BIN=$(CURDIR)/$(K6) $(STEP) go test -count=1 ./cmd/... ./internal/... ./test/ciplan/ ./test/seed/ ./test/observability/ ./test/jose/
 
 test-browser: ## A run's index.html in headless Chromium (make deps installs it): verdict, every scenario, every diagnosis chart drawn, links only to files of the run, nothing from the network
 	$(STEP) go test -count=1 ./test/browser/
@@ -170,18 +173,18 @@ test-browser: ## A run's index.html in headless Chromium (make deps installs it)
 test-k6: ## k6 library modules tested under k6 itself (k6/test/lib.test.js), and its assertions count shown failing (test/k6lib)
 	$(STEP) go test -count=1 ./test/k6lib/
 
-test-e2e: $(LOADTEST) ## The gate's e2e tests (short mode: the tests test/ciplan/gate.go plans; TestCIPlan holds all of CI to 15 minutes) against the real certctl in CERTCTL_DIST
-	$(STEP) go test -count=1 -short -parallel 3 -timeout 30m ./test/e2e/
+test-e2e: $(LOADTEST) $(K6) ## The gate's e2e tests (short mode: the tests test/ciplan/gate.go plans; TestCIPlan holds all of CI to 15 minutes) against the real certctl in CERTCTL_DIST
+	K6_BIN=$(CURDIR)/$(K6) $(STEP) go test -count=1 -short -parallel 3 -timeout 30m ./test/e2e/
 
 # The plan first (no docker): all of CI's, and every test with its time in the last full rehearsal; then
 # the suite, whose result lines, when it passes (pipefail: a failed suite stops here), are the next plan's
 # record (test/e2e/testdata/full-suite.txt, with what the machine check excused in each test).
-test-e2e-full: $(LOADTEST) ## Every e2e test against the real certctl in CERTCTL_DIST, after its plan and expected time; fails when a threshold was never breached
+test-e2e-full: $(LOADTEST) $(K6) ## Every e2e test against the real certctl in CERTCTL_DIST, after its plan and expected time; fails when a threshold was never breached
 	go test -count=1 -short -run '^TestCIPlan$$' -v ./test/ciplan/ | grep -v '^=== '
 	go test -count=1 -short -run '^TestFullPlan$$' -v ./test/e2e/ | grep -v '^=== '
 	@[ -n "$$CERTCTL_NEXT_DIST" ] || echo "make: CERTCTL_NEXT_DIST is not set: the next build's halves of TestFindings and TestKnownDefects, and TestCompareBuildsNamesTheRegression, will skip (.ci/run sets it)" >&2
 	@mkdir -p results
-	go test -count=1 -parallel 3 -timeout 120m -v ./test/e2e/ 2>&1 | tee results/test-full.log
+	K6_BIN=$(CURDIR)/$(K6) go test -count=1 -parallel 3 -timeout 120m -v ./test/e2e/ 2>&1 | tee results/test-full.log
 	scripts/full-record.sh results/test-full.log > test/e2e/testdata/full-suite.txt.new
 	mv test/e2e/testdata/full-suite.txt.new test/e2e/testdata/full-suite.txt
 
@@ -199,6 +202,10 @@ clean: ## Remove build output and any stack a killed run left behind (results ar
 
 deps: ## Install what the harness needs on Debian: docker engine, compose v2 plugin (needs root)
 	scripts/install-deps.sh
+
+$(K6): go.mod go.sum
+	@mkdir -p bin
+	$(STEP) go build -o $@ go.k6.io/k6/v2
 
 $(LOADTEST): $(GO_SOURCES)
 	@mkdir -p bin

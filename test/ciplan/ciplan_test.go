@@ -297,7 +297,7 @@ func TestSteps(t *testing.T) {
 	for _, s := range steps {
 		names = append(names, s.Name)
 	}
-	want := []string{"install-deps", "images", "lint-workflows", "test-unit", "test-browser", "test-k6", "bin/loadtest", "test-e2e", "test-workflow"}
+	want := []string{"install-deps", "images", "lint-workflows", "bin/k6", "test-unit", "test-browser", "test-k6", "bin/loadtest", "test-e2e", "test-workflow"}
 	if strings.Join(names, " ") != strings.Join(want, " ") {
 		t.Errorf("steps %q\nwant  %q", names, want)
 	}

@@ -17,7 +17,6 @@ var Workflow = []Test{
 	{Name: "TestTrendJob", Runs: []Run{{Cmd: "act schedule trend.yml", Refused: true}}},
 	{Name: "TestDefaultJob/green", Runs: []Run{{Cmd: "act workflow_dispatch loadtest.yml", Env: "TIER=api DURATION=5s"}}},
 	{Name: "TestDefaultJob/thresholds breached", Runs: []Run{{Cmd: "act workflow_dispatch loadtest.yml", Env: "TIER=api DURATION=5s"}}},
-	{Name: "TestConnectorTierBuildsTheF5Image", Runs: []Run{{Cmd: "act workflow_dispatch loadtest.yml", Env: "TIER=connector DURATION=5s"}}},
 	// The pin cannot be pulled offline: the run stops before its stack.
 	{Name: "TestCertctlImagePinWhenNoneGiven", Runs: []Run{{Cmd: "act workflow_dispatch loadtest.yml", Env: "TIER=api DURATION=5s", Refused: true}}},
 	{Name: "TestScaleJob", Runs: []Run{{Cmd: "act workflow_dispatch loadtest.yml", Env: "TIER=scale SCENARIOS=agent_storm DURATION=5s"}}},

@@ -480,8 +480,12 @@ func ownImages(output string) []string {
 
 // The connector tier's run builds the F5 stand-in from its Dockerfile itself (no step of the workflow
 // does, and no root is needed) before the load. Given certctl by the CERTCTL_IMAGE variable alone, it
-// runs that image.
+// runs that image. The full suite's: a second dispatched stack of the tiers' job (TestDefaultJob's are
+// the gate's), and the F5 image's build by the harness is the e2e gate's connector run's too.
 func TestConnectorTierBuildsTheF5Image(t *testing.T) {
+	if testing.Short() {
+		t.Skip("full suite: the gate dispatches the tiers' job in TestDefaultJob, and builds the F5 image in TestConnectorThresholdsCanFail")
+	}
 	t.Parallel()
 	image := packagedImage(t)
 	r := runAct(t, "workflow_dispatch", `{"inputs": {"tier": "connector", "duration": "5s"}}`, []string{withoutDist},
