@@ -66,7 +66,7 @@ loadtest-limiter: $(LOADTEST) ## The limiter tier alone, certctl's rate limiter 
 loadtest-deploy: $(LOADTEST) ## Deploy tier: real certctl agents renew and deploy to nginx, Apache, HAProxy and the F5 stand-in; each scenario on a stack of its own (docs/deploy.md)
 	@LOADTEST_GOAL=$@ TIER=deploy $(LOADTEST) run || { code=$$?; echo "make: $@ exited $$code (the loadtest lines above say which scenario, and where its results are)" >&2; exit $$code; }
 
-loadtest-pki: $(LOADTEST) ## PKI tier: signed ACME orders, issuance throughput at 1, 4 and 16 clients, OCSP and CRL; each scenario on a stack of its own (docs/pki.md); ACME_FINALIZE_WORKAROUND=1 works around certctl's finalize 500
+loadtest-pki: $(LOADTEST) ## PKI tier: signed ACME orders, orders whose http-01 challenge certctl validates at 1, 5 and 25 clients, issuance throughput at 1, 4 and 16 clients, OCSP and CRL; each scenario on a stack of its own (docs/pki.md); ACME_FINALIZE_WORKAROUND=1 works around certctl's finalize 500
 	@LOADTEST_GOAL=$@ TIER=pki $(LOADTEST) run || { code=$$?; echo "make: $@ exited $$code (the loadtest lines above say which scenario, and where its results are)" >&2; exit $$code; }
 
 loadtest-auth: $(LOADTEST) ## Auth tier: OIDC logins through a real Keycloak, API calls by session beside the API key, cold provider keys, logout and back-channel logout; each scenario on a stack of its own (docs/auth.md); AUTH_WORKAROUNDS=1 works around the certctl defects between a login and a session

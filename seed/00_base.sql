@@ -28,4 +28,11 @@ INSERT INTO certificate_profiles (id, name, description, max_ttl_seconds, acme_a
 VALUES (:'profile_id', 'certctl-loadtest TLS', 'load-test harness profile', 7776000, 'trust_authenticated')
 ON CONFLICT DO NOTHING;
 
+-- The same profile in challenge mode, the mode a public-facing ACME service runs: certctl validates each
+-- authorization's http-01 challenge itself, through its validator pool (the PKI tier's acme_http01_*
+-- scenarios; the responder is the stack's challenge-responder).
+INSERT INTO certificate_profiles (id, name, description, max_ttl_seconds, acme_auth_mode)
+VALUES (:'profile_id' || '-challenge', 'certctl-loadtest TLS, challenge mode', 'load-test harness profile, ACME challenges validated', 7776000, 'challenge')
+ON CONFLICT DO NOTHING;
+
 COMMIT;

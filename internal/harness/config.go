@@ -152,6 +152,13 @@ func (c *Config) loadDeployKnobs(get getter) error {
 	default:
 		return fmt.Errorf("PKI_ISSUANCE_PATH=%q: use agent (create + the agent's CSR) or acme (a signed ACME order)", v)
 	}
+	if v := get("ACME_CHALLENGE_WRONG", ""); v != "" {
+		k, _ := LookupKnob("ACME_CHALLENGE_WRONG")
+		if err := k.check(v); err != nil {
+			return err
+		}
+		c.Env["ACME_CHALLENGE_WRONG"] = v
+	}
 	if v := get("DEPLOY_PROBE_URL", ""); v != "" {
 		if u, err := url.Parse(v); err != nil || u.Scheme != "http" || u.Host == "" {
 			return fmt.Errorf("DEPLOY_PROBE_URL=%q: want http://host:port of the TLS probe", v)

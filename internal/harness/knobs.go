@@ -48,6 +48,10 @@ func (k Knob) check(v string) error {
 		if v != "0" && v != "1" {
 			return fmt.Errorf("%s=%q: use 1 (on) or 0", k.Name, v)
 		}
+	case "share":
+		if f, err := strconv.ParseFloat(v, 64); err != nil || !(f >= 0 && f <= 1) {
+			return fmt.Errorf("%s=%q must be a share between 0 and 1", k.Name, v)
+		}
 	case "seconds":
 		if n, err := strconv.Atoi(v); err != nil || n < 0 {
 			return fmt.Errorf("%s=%q must be a whole number of seconds", k.Name, v)
@@ -111,6 +115,7 @@ var Knobs = []Knob{
 	{Name: "IMAGE_DEPLOY_HAPROXY", Type: "image", Note: PinnedInEnv, Read: "compose", Doc: "Tag of the deploy tier's HAProxy host: `IMAGE_HAPROXY` with certctl's agent."},
 	{Name: "IMAGE_TLSPROBE", Type: "image", Note: PinnedInEnv, Read: "compose", Doc: "Tag of our TLS probe (`cmd/tlsprobe`): tells the deploy tier's k6 which certificate a target serves."},
 	{Name: "IMAGE_F5", Type: "image", Note: PinnedInEnv, Read: "compose", Doc: "Tag of our F5 BIG-IP stand-in, built from `cmd/f5-standin/Dockerfile`."},
+	{Name: "IMAGE_CHALLENGE_RESPONDER", Type: "image", Note: PinnedInEnv, Read: "compose", Doc: "Tag of our ACME challenge responder (Let's Encrypt's challtestsrv, the PKI tier's `acme_http01_*`), built from `cmd/challenge-responder/Dockerfile`."},
 	{Name: "IMAGE_COLLECTOR", Type: "image", Note: PinnedInEnv, Read: "compose", Doc: "Tag of our collector (DIAGNOSIS), built from `cmd/collector/Dockerfile`."},
 	{Name: "IMAGE_FAULT_PROXY", Type: "image", Note: PinnedInEnv, Read: "compose", Doc: "Tag of our fault proxy, built from `cmd/fault-proxy/Dockerfile`."},
 	{Name: "IMAGE_NETGUARD", Type: "image", Note: PinnedInEnv, Read: "compose", Doc: "Tag of our netguard, built from `cmd/netguard/Dockerfile`: it holds the network namespace of certctl and PostgreSQL with no route out (`stack-net`)."},
@@ -136,6 +141,7 @@ var Knobs = []Knob{
 	{Name: "ACME_FINALIZE_WORKAROUND", Type: "0/1", Default: "0", Read: "loadtest, k6", Doc: "`1` applies `fixtures/pki/acme-finalize-workaround.sql` before the load: the placeholder rows and the fingerprint trigger without which certctl's ACME finalize answers 500 (docs/certctl-findings.md#acme-finalize), so the rest of the order flow can be measured. The run's record says it was applied."},
 	{Name: "OCSP_RESPONDER_WORKAROUND", Type: "0/1", Default: "0", Read: "loadtest, k6", Doc: "`1` applies `fixtures/pki/ocsp-responder-workaround.sql` before the load: a responder row pointing at a delegated OCSP responder `fixtures/tls-init.sh` issued under the issuing CA, without which certctl answers every OCSP request 500 (docs/certctl-findings.md#ocsp-500). The run's record says it was applied."},
 	{Name: "PKI_ISSUANCE_PATH", Type: "agent/acme", Default: "agent", Read: "loadtest, k6", Doc: "The path `issuance_c1`, `issuance_c4` and `issuance_c16` issue through: `agent` (create + the agent's CSR signed) or `acme` (a whole signed ACME order, with `ACME_FINALIZE_WORKAROUND=1` on certctl builds whose finalize fails)."},
+	{Name: "ACME_CHALLENGE_WRONG", Type: "share", Default: "0", Read: "loadtest, k6", Doc: "Share of the `acme_http01_*` orders whose responder serves a wrong key authorization, spread evenly through the run: certctl must refuse each (its authorization invalid), counted by outcome (`wrong_refused`, `wrong_accepted`, `wrong_undecided`); such an order is judged ok by `acme_order_ok` only when refused, and issued certificates count only the others."},
 	{Name: "AUTH_WORKAROUNDS", Type: "0/1", Default: "0", Read: "loadtest, k6", Doc: "`1` works around the three certctl defects that stand between an OIDC login and a usable session, so the auth tier can measure what lies behind them: `fixtures/auth/auth-workarounds.sql` stores a provider enabled and grants a user its group's role (docs/certctl-findings.md#oidc-provider-disabled, #oidc-roles-unused), and k6 sends the harness's API key on the login and the callback, which certctl's API-only server puts behind its API authentication (#auth-routes-behind-auth). `0`: the tier counts the failures. The run's record says which."},
 	{Name: "AUTH_USERS", Type: "integer", Default: "20", Read: "k6", Doc: "Users the auth tier creates in the Keycloak realm (`lt-user-0` …) and logs in as, each in the group certctl maps to `r-operator`. A back-channel logout ends every session of its user, so each logout VU needs a user of its own."},
 	{Name: "AUTH_BCL_SID", Type: "boolean", Default: "false", Read: "loadtest, k6, compose", Doc: "Whether Keycloak's back-channel logout token names the session (`sid`) besides the user (`sub`). Keycloak's own default is `true`; certctl then revokes nothing, because it does not store the provider's session id (docs/certctl-findings.md#bcl-sid-revokes-nothing), so the tier's default is `false`."},

@@ -88,10 +88,12 @@ var Tiers = []Tier{
 		NotExternal: "it runs certctl's agents and targets beside the server, on the harness's stack",
 		Make:        "loadtest-deploy", Help: "Deploy tier: real certctl agents renew and deploy to nginx, Apache, HAProxy and the F5 stand-in; each scenario on a stack of its own (docs/deploy.md)"},
 	// certctl signs as fast as it can, one concurrency level after another.
-	{Name: PKITier, Note: "certctl signing as fast as it can: docs/pki.md", OwnStack: true,
+	// Its profile's service is the ACME challenge responder the challenge-mode orders are validated against.
+	{Name: PKITier, Note: "certctl signing as fast as it can: docs/pki.md", OwnStack: true, Profiles: []string{PKITier},
+		Forces: []Forced{{Knob: "CERTCTL_BLOCK_RFC1918_OUTBOUND", Value: "false", Why: "validates ACME challenges at the stack's responder, a private address on the stack's network, which the guard (on by the harness's default) refuses"}},
 		OneProcess:  "certctl's signing, not the load generator, is its limit, and issuance_c1 has one VU to split",
 		NotExternal: "it reads the stack's CA and applies fixtures to certctl's database",
-		Make:        "loadtest-pki", Help: "PKI tier: signed ACME orders, issuance throughput at 1, 4 and 16 clients, OCSP and CRL; each scenario on a stack of its own (docs/pki.md); ACME_FINALIZE_WORKAROUND=1 works around certctl's finalize 500"},
+		Make:        "loadtest-pki", Help: "PKI tier: signed ACME orders, orders whose http-01 challenge certctl validates at 1, 5 and 25 clients, issuance throughput at 1, 4 and 16 clients, OCSP and CRL; each scenario on a stack of its own (docs/pki.md); ACME_FINALIZE_WORKAROUND=1 works around certctl's finalize 500"},
 	// Cost against an inventory, which the default stack has not: make growth seeds one per size.
 	{Name: GrowthTier, Note: "the growth mix's own operations, for an inventory: docs/growth.md"},
 	{Name: AuthTier, Note: "logins through a real Keycloak, each scenario on a stack of its own: docs/auth.md", OwnStack: true, Profiles: []string{AuthTier},

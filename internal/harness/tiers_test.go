@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -60,10 +61,10 @@ func TestAFolderOfNoTierIsRefused(t *testing.T) {
 // What a tier forces is in force when it runs, and a knob set otherwise is refused with the tier's
 // reason; a tier that runs alone refuses company.
 func TestTierForcesItsSettings(t *testing.T) {
-	root := fakeRepo(t, "k6/api/a.js", "k6/limiter/b.js", "k6/auth/c.js")
+	root := fakeRepo(t, "k6/api/a.js", "k6/limiter/b.js", "k6/auth/c.js", "k6/pki/d.js")
 	for _, tier := range Tiers {
 		for _, f := range tier.Forces {
-			if tier.Name != LimiterTier && tier.Name != AuthTier {
+			if tier.Name != LimiterTier && tier.Name != AuthTier && tier.Name != PKITier {
 				t.Fatalf("tier %s forces %s: give it a folder in this test", tier.Name, f.Knob)
 			}
 			c, err := Load(root, env("TIER="+tier.Name), now)
@@ -96,5 +97,43 @@ func TestTierDocNamesEveryTier(t *testing.T) {
 		if !strings.Contains(k.Doc, want) {
 			t.Errorf("TIER's doc does not say %s: %s", want, k.Doc)
 		}
+	}
+}
+
+// The challenge-mode orders are named for the responder's loadnet aliases (Docker's DNS resolves them
+// for certctl's validator): k6/lib/pki.js's CHALLENGE_HOSTS names, ch-0 … ch-<N-1>, are the aliases.
+func TestChallengeNamesAreTheResponderAliases(t *testing.T) {
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, err := os.ReadFile(filepath.Join(root, "k6", "lib", "pki.js"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^export const CHALLENGE_HOSTS = (\d+);`).FindSubmatch(js)
+	if m == nil {
+		t.Fatal("k6/lib/pki.js declares no CHALLENGE_HOSTS")
+	}
+	compose, err := os.ReadFile(filepath.Join(root, "docker-compose.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := regexp.MustCompile(`(?s)\n  challenge-responder:\n.*?aliases: \[([^\]]*)\]`).FindSubmatch(compose)
+	if a == nil {
+		t.Fatal("docker-compose.yml's challenge-responder has no loadnet aliases")
+	}
+	var want []string
+	n := 0
+	fmt.Sscan(string(m[1]), &n)
+	for i := range n {
+		want = append(want, fmt.Sprintf("ch-%d.challenge.loadtest.example.com", i))
+	}
+	var got []string
+	for _, s := range strings.Split(string(a[1]), ",") {
+		got = append(got, strings.TrimSpace(s))
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("the responder's aliases %q; want the %d names k6 orders for, %q", got, n, want)
 	}
 }

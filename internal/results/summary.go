@@ -467,7 +467,9 @@ type PKIRow struct {
 // The rows each PKI scenario gives: its record's latency (the whole operation) and its trends (parts).
 var (
 	acmeSteps = []string{"new_account", "new_order", "authz", "finalize", "order", "certificate"}
-	revChecks = []string{"ocsp_get", "ocsp_post", "crl", "crl_304"}
+	// Challenge mode's: the challenge's POST, the authorization's polls, and validation (respond → valid).
+	acmeChallengeSteps = []string{"new_account", "new_order", "authz", "challenge", "authz_poll", "validation", "finalize", "order", "certificate"}
+	revChecks          = []string{"ocsp_get", "ocsp_post", "crl", "crl_304"}
 )
 
 func pkiTier(rows []Scenario) []PKIRow {
@@ -491,9 +493,13 @@ func pkiTier(rows []Scenario) []PKIRow {
 			return PKIRow{Scenario: sc.Name, Operation: op, Status: sc.Status, Clients: clients, OK: ok, PerSecond: perS(ok), Latency: l}
 		}
 		switch {
-		case sc.Name == "acme_order_flow":
-			out = append(out, row("order (new-order → chain verified)", r.Counters["issued"], r.LatencyMS))
-			for _, st := range acmeSteps {
+		case sc.Name == "acme_order_flow", strings.HasPrefix(sc.Name, "acme_http01_"):
+			op, steps := "order (new-order → chain verified)", acmeSteps
+			if sc.Name != "acme_order_flow" {
+				op, steps = "order (new-order → http-01 validated → chain verified)", acmeChallengeSteps
+			}
+			out = append(out, row(op, r.Counters["issued"], r.LatencyMS))
+			for _, st := range steps {
 				if l, ok := r.TrendsMS[st]; ok && l.Max > 0 {
 					out = append(out, row("  "+strings.ReplaceAll(st, "_", "-"), 0, l))
 				}

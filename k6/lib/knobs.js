@@ -21,6 +21,7 @@ export const DEFAULTS = Object.freeze({
   "ACME_FINALIZE_WORKAROUND": "0",
   "OCSP_RESPONDER_WORKAROUND": "0",
   "PKI_ISSUANCE_PATH": "agent",
+  "ACME_CHALLENGE_WRONG": "0",
   "AUTH_WORKAROUNDS": "0",
   "AUTH_USERS": "20",
   "AUTH_BCL_SID": "false",

@@ -128,6 +128,14 @@ export const acmeOrderOK = declare(Rate, 'acme_order_ok');
 // order, certificate) and that step's HTTP status (status; 0: no answer, '' for an order polled to a
 // state it should not have): the record counts each step, the summary each step's statuses.
 export const acmeOrderFailed = declare(Counter, 'acme_order_failed');
+// Challenge mode (the acme_http01_* scenarios): from the challenge's POST to the authorization certctl's
+// validator made valid; an authorization certctl made invalid though the responder served the order's
+// key authorization; and the orders that published a wrong one on purpose (ACME_CHALLENGE_WRONG), which
+// certctl must refuse (tagged outcome: refused, accepted, or undecided when polling ran out). A wrong
+// answer's order adds to acme_order_ok too: 1 when refused, its right end.
+export const acmeValidationMS = declare(Trend, 'acme_validation_ms', true);
+export const acmeChallengeInvalid = declare(Counter, 'acme_challenge_invalid');
+export const acmeWrongAnswer = declare(Counter, 'acme_wrong_answer');
 // certctl's defects and ACME's own answers on the order path: finalize's 500
 // (docs/certctl-findings.md#acme-finalize), badNonce (retried once), 429 rateLimited.
 export const acmeFinalize500 = declare(Counter, 'acme_finalize_500');

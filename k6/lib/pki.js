@@ -9,12 +9,11 @@ import encoding from 'k6/encoding';
 import { newAccountKey, jws, b64url } from './jose.js';
 import { csrDER, newCSRPem, pemBlocks, certNames, signedBy } from './der.js';
 import { ocspRequest, parseOCSP, ocspVerified, saneTimes, parseCRL, crlVerified } from './ocsp.js';
-import { acmeBase } from './acme.js';
 import { probeCertctl } from './probe.js';
 import { knob } from './config.js';
 import { json, setupParams, registerAgent, untimedHeaders } from './certctl.js';
 import {
-  acmeOrderMS, acmeStepMS, acmeOrderOK, acmeOrderFailed, acmeFinalize500, acmeBadNonce, acmeRateLimited, acmeUnanswered, acmeServerErrors,
+  acmeOrderMS, acmeStepMS, acmeOrderOK, acmeOrderFailed, acmeValidationMS, acmeChallengeInvalid, acmeWrongAnswer, acmeFinalize500, acmeBadNonce, acmeRateLimited, acmeUnanswered, acmeServerErrors,
   pkiIssueMS, pkiIssued, pkiNotSigned, pkiBadChain, pkiOCSPOK, pkiOCSP500, pkiOCSPUnverified, pkiOCSPLeadingZero, pkiCRLOK, pkiCRLMissingRevoked,
 } from './metrics.js';
 
@@ -24,6 +23,9 @@ import {
 export const ORDERS_PER_ACCOUNT = 20;
 const POLL_S = 0.1;
 const POLLS = 50;
+// certctl's validator has 30 s per challenge once the pool admits it (validators.go), and waits for a
+// slot without a bound: polling stops at 60 s, and an authorization still pending then is undecided.
+const VALIDATION_WAIT_S = 60;
 
 // The steps an order can fail at: account is new-account's, the others ACME_STEPS'.
 export const ACME_FAILED_AT = ['account', 'new_order', 'authz', 'finalize', 'order', 'certificate'];
@@ -39,6 +41,29 @@ export const ACME_ORDER_COUNTERS = Object.freeze(Object.assign({
 // Each signed step's latency, the way a CA benchmark reports them side by side with the whole order.
 export const ACME_STEPS = ['new_account', 'new_order', 'authz', 'finalize', 'order', 'certificate'];
 export const ACME_ORDER_TRENDS = Object.freeze(Object.fromEntries(ACME_STEPS.map((st) => [st, `acme_step_ms{step:${st}}`])));
+
+// Challenge mode: the order's authorization is validated by certctl fetching http-01 from the stack's
+// challenge responder (docker-compose.yml's challenge-responder, whose loadnet aliases are the order
+// names: CHALLENGE_HOSTS of them). The steps add the challenge's POST and the authorization's polls, and
+// validation (respond → valid) is a trend of its own.
+export const CHALLENGE_HOSTS = 16;
+export const RESPONDER_URL = 'http://challenge-responder:8055';
+export const ACME_CHALLENGE_STEPS = ['new_account', 'new_order', 'authz', 'challenge', 'authz_poll', 'finalize', 'order', 'certificate'];
+export const ACME_CHALLENGE_TRENDS = Object.freeze(Object.assign(
+  Object.fromEntries(ACME_CHALLENGE_STEPS.map((st) => [st, `acme_step_ms{step:${st}}`])), { validation: acmeValidationMS }));
+export const ACME_CHALLENGE_FAILED_AT = ['account', 'new_order', 'authz', 'publish', 'challenge', 'validation', 'finalize', 'order', 'certificate'];
+export const ACME_CHALLENGE_COUNTERS = Object.freeze(Object.assign({
+  finalize_500: acmeFinalize500,
+  bad_nonce: acmeBadNonce,
+  rate_limited: acmeRateLimited,
+  unanswered: acmeUnanswered,
+  bad_chain: pkiBadChain,
+  issued: pkiIssued,
+  challenge_invalid: acmeChallengeInvalid,
+  wrong_refused: 'acme_wrong_answer{outcome:refused}',
+  wrong_accepted: 'acme_wrong_answer{outcome:accepted}',
+  wrong_undecided: 'acme_wrong_answer{outcome:undecided}',
+}, Object.fromEntries(ACME_CHALLENGE_FAILED_AT.map((st) => [`failed_${st}`, `acme_order_failed{failed_at:${st}}`]))));
 
 export const ISSUANCE_COUNTERS = Object.freeze({
   issued: pkiIssued,
@@ -74,14 +99,27 @@ export async function pkiProbe(cfg) {
     acme_finalize_workaround: knob(__ENV, 'ACME_FINALIZE_WORKAROUND') === '1',
     issuance_path: issuancePath(),
     ocsp_responder_workaround: knob(__ENV, 'OCSP_RESPONDER_WORKAROUND') === '1',
-    agent_id: agent, ca_der: b64url(blocks[blocks.length - 1]), directory: readDirectory(cfg, p) });
+    agent_id: agent, ca_der: b64url(blocks[blocks.length - 1]), directory: readDirectory(cfg, cfg.ids.profile, p) });
 }
 
-function readDirectory(cfg, p) {
-  const r = http.get(`${acmeBase(cfg)}/directory`, Object.assign({}, p, { headers: untimedHeaders('setup', { Authorization: `Bearer ${cfg.token}` }) }));
+// challengeProbe is pkiProbe with the challenge-mode profile's directory (seed/00_base.sql: the profile
+// id with -challenge) and the responder answering; ACME_CHALLENGE_WRONG is the share of orders that
+// publish a wrong key authorization, which certctl must refuse.
+export async function challengeProbe(cfg) {
+  const info = await pkiProbe(cfg);
+  if (!info) return info;
+  const wrong = Number(knob(__ENV, 'ACME_CHALLENGE_WRONG'));
+  if (!(wrong >= 0 && wrong <= 1)) throw new Error(`ACME_CHALLENGE_WRONG="${knob(__ENV, 'ACME_CHALLENGE_WRONG')}": a share of orders between 0 and 1`);
+  const h = http.get(`${RESPONDER_URL}/healthz`, { timeout: '5s', headers: untimedHeaders('setup', {}) });
+  if (h.status !== 200) throw new Error(`the challenge responder (${RESPONDER_URL}) answered HTTP ${h.status}: is the stack's challenge-responder up?`);
+  return Object.assign(info, { challenge_wrong: wrong, challenge_directory: readDirectory(cfg, `${cfg.ids.profile}-challenge`, setupParams(cfg)) });
+}
+
+function readDirectory(cfg, profile, p) {
+  const r = http.get(`${cfg.baseUrl}/acme/profile/${profile}/directory`, Object.assign({}, p, { headers: untimedHeaders('setup', { Authorization: `Bearer ${cfg.token}` }) }));
   const d = r.status === 200 && contentType(r) === 'application/json' ? json(r) : null;
   if (!d || !d.newAccount || !d.newOrder || !d.newNonce) {
-    throw new Error(`the ACME directory of profile ${cfg.ids.profile} answered HTTP ${r.status} ${contentType(r)}: is CERTCTL_ACME_SERVER_ENABLED set and the profile seeded?`);
+    throw new Error(`the ACME directory of profile ${profile} answered HTTP ${r.status} ${contentType(r)}: is CERTCTL_ACME_SERVER_ENABLED set and the profile seeded?`);
   }
   return d;
 }
@@ -231,13 +269,18 @@ async function account(cfg, dir) {
   return acct;
 }
 
-// acmeOrder: one whole order. Returns the order's outcome; every step's check is recorded.
-export async function acmeOrder(cfg, data) {
-  const dir = data.directory;
+// acmeOrder: one whole order. Returns the order's outcome; every step's check is recorded. With
+// challenge 'http-01' the order goes to the challenge-mode profile, and its authorization is validated by
+// certctl against the responder (authorizeHTTP01).
+export async function acmeOrder(cfg, data, challenge) {
+  const dir = challenge ? data.challenge_directory : data.directory;
   const a = await account(cfg, dir);
   if (!a) return fail('account', { status: lastAccountStatus });
   a.orders++;
-  const name = `lt-acme-${cfg.runId}-${exec.scenario.iterationInTest}.loadtest.example.com`;
+  const iter = exec.scenario.iterationInTest;
+  // Challenge mode: names the responder answers for (its loadnet aliases); several orders share one.
+  const name = challenge ? `ch-${iter % CHALLENGE_HOSTS}.challenge.loadtest.example.com` : `lt-acme-${cfg.runId}-${iter}.loadtest.example.com`;
+  const wrong = !!challenge && wrongAnswer(iter, data.challenge_wrong);
   const t0 = Date.now();
 
   const created = await post(cfg, dir, a.key, a.kid, dir.newOrder, { identifiers: [{ type: 'dns', value: name }] }, 'new_order', [201]);
@@ -249,6 +292,11 @@ export async function acmeOrder(cfg, data) {
   for (const az of order.authorizations) {
     const r = await post(cfg, dir, a.key, a.kid, az, '', 'authz', [200]);
     const b = r.status === 200 ? json(r) : null;
+    if (challenge) {
+      const out = await authorizeHTTP01(cfg, dir, a, az, r, b, wrong);
+      if (out) return out;
+      continue;
+    }
     // trust_authenticated profiles (the harness's) authorise the API key's holder: valid, no challenge.
     if (!check(r, { 'authz: valid without a challenge (trust_authenticated)': () => !!b && b.status === 'valid' })) return fail('authz', r);
   }
@@ -285,6 +333,60 @@ export async function acmeOrder(cfg, data) {
   acmeOrderOK.add(1);
   pkiIssued.add(1, { path: 'acme' });
   return { ok: true, ms: took };
+}
+
+// wrongAnswer says whether order iter (0, 1, …) publishes a wrong key authorization when share of the
+// orders do: spread evenly through the run (every 1/share-th order), so that any stretch of it has some.
+export function wrongAnswer(iter, share) {
+  return share > 0 && Math.floor((iter + 1) * share) > Math.floor(iter * share);
+}
+
+// authorizeHTTP01 answers a pending authorization's http-01 challenge: the key authorization (RFC 8555
+// section 8.1: token.thumbprint, or a wrong one for the orders that test certctl's refusal) published at
+// the responder, the challenge POSTed, the authorization polled until certctl's validator decided.
+// Returns the order's outcome when it ends here, null when the authorization is valid.
+async function authorizeHTTP01(cfg, dir, a, azURL, r, b, wrong) {
+  const ch = b && Array.isArray(b.challenges) ? b.challenges.find((c) => c.type === 'http-01') : null;
+  if (!check(r, { 'authz: pending with an http-01 challenge (challenge mode)': () => !!b && b.status === 'pending' && !!ch && !!ch.url && !!ch.token })) return fail('authz', r);
+  const keyAuth = wrong ? `${ch.token}.not-this-account` : `${ch.token}.${a.key.thumbprint}`;
+  const pub = http.post(`${RESPONDER_URL}/add-http01`, JSON.stringify({ token: ch.token, content: keyAuth }), {
+    headers: { 'Content-Type': 'application/json' }, timeout: cfg.requestTimeout,
+    tags: { endpoint: 'responder', name: 'responder add-http01' }, responseCallback: http.expectedStatuses(200),
+  });
+  if (!check(pub, { 'responder: the key authorization published': (x) => x.status === 200 })) return fail('publish', pub);
+  const t0 = Date.now();
+  const resp = await post(cfg, dir, a.key, a.kid, ch.url, {}, 'challenge', [200]);
+  if (!check(resp, { 'challenge: accepted for validation': (x) => x.status === 200 })) return fail('challenge', resp);
+  let state = null;
+  let polled = resp;
+  // Polls back off (50 ms doubling to 1 s), as ACME clients do: at 25 clients a fixed 100 ms would be
+  // 250 signed polls a second, load of the harness's making.
+  for (let wait = 0.05; Date.now() - t0 < VALIDATION_WAIT_S * 1000; wait = Math.min(1, wait * 2)) {
+    await sleepAsync(wait);
+    polled = await post(cfg, dir, a.key, a.kid, azURL, '', 'authz_poll', [200]);
+    const z = polled.status === 200 ? json(polled) : null;
+    if (z && (z.status === 'valid' || z.status === 'invalid')) {
+      state = z.status;
+      break;
+    }
+  }
+  const took = Date.now() - t0;
+  if (wrong) {
+    // Its right end is certctl refusing it: acme_order_ok judges that as it judges an issued order, and
+    // the outcome is counted apart, by name.
+    const outcome = state === 'invalid' ? 'refused' : state === 'valid' ? 'accepted' : 'undecided';
+    acmeWrongAnswer.add(1, { outcome });
+    acmeOrderOK.add(outcome === 'refused' ? 1 : 0, { wrong_answer: outcome });
+    check(polled, { 'authz: invalid when the responder served a wrong key authorization': () => outcome === 'refused' });
+    return { ok: outcome === 'refused', step: 'wrong_answer' };
+  }
+  if (state === 'valid') {
+    acmeValidationMS.add(took);
+    return null;
+  }
+  if (state === 'invalid') acmeChallengeInvalid.add(1);
+  check(polled, { 'authz: valid once certctl validated the http-01 answer': () => false });
+  return fail('validation', polled);
 }
 
 // fail records an order that stopped at step, with the status of that step's last answer (r).

@@ -14,6 +14,7 @@ import { tlv, ecdsaSigDER, csrDER, newCSRPem, certNames, signedBy, pemBlocks, re
 import encoding from 'k6/encoding';
 import { ocspRequest, parseOCSP, ocspVerified, saneTimes, parseCRL, crlVerified } from '../lib/ocsp.js';
 import { parseTime, deployTrends, deployConfig, failedCounter, TYPES, DEPLOY_COUNTERS } from '../lib/deploy.js';
+import { wrongAnswer } from '../lib/pki.js';
 
 // A P-256 CA and an RSA CA, each with a leaf for leaf.example.com (+ www.): made with openssl.
 const PKI = Object.fromEntries(['ec-ca', 'ec-leaf', 'rsa-ca', 'rsa-leaf', 'rsa-leaf-revoked', 'ocsp-responder'].map((n) => [n, open(`./testdata/pki/${n}.pem`)]));
@@ -29,7 +30,7 @@ const ARI_LEAF = open('./testdata/ari-leaf.pem');
 
 // ASSERTIONS is how many assertions the functions below make when each runs to its end: a function cut
 // short by an exception, or one whose loop lost its cases, fails the count (add yours here).
-const ASSERTIONS = 672;
+const ASSERTIONS = 694;
 
 export const options = {
   iterations: 1,
@@ -286,6 +287,11 @@ async function testPKI() {
     if (coordLen(k.jwk.x) !== 32 || coordLen(k.jwk.y) !== 32) short++;
   }
   eq('600 account keys, every coordinate 32 bytes', short, 0);
+
+  // ACME_CHALLENGE_WRONG: that share of the orders, evenly spread; none at 0, every one at 1.
+  const wrongAt = (share) => Array.from({ length: 20 }, (_, i) => i).filter((i) => wrongAnswer(i, share));
+  eq('wrong answers at 0.2: every fifth order', wrongAt(0.2), [4, 9, 14, 19]);
+  eq('wrong answers at 0 and 1', [wrongAt(0).length, wrongAt(1).length], [0, 20]);
 
   const key = await newAccountKey();
   const first = JSON.parse(await jws(key, { nonce: 'n1', url: 'https://ca/new-account' }, { termsOfServiceAgreed: true }));
