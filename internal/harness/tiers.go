@@ -90,7 +90,7 @@ var Tiers = []Tier{
 	// certctl signs as fast as it can, one concurrency level after another.
 	// Its profile's service is the ACME challenge responder the challenge-mode orders are validated against.
 	{Name: PKITier, Note: "certctl signing as fast as it can: docs/pki.md", OwnStack: true, Profiles: []string{PKITier},
-		Forces: []Forced{{Knob: "CERTCTL_BLOCK_RFC1918_OUTBOUND", Value: "false", Why: "validates ACME challenges at the stack's responder, a private address on the stack's network, which the guard (on by the harness's default) refuses"}},
+		Forces:      []Forced{{Knob: "CERTCTL_BLOCK_RFC1918_OUTBOUND", Value: "false", Why: "validates ACME challenges at the stack's responder, a private address on the stack's network, which the guard (on by the harness's default) refuses"}},
 		OneProcess:  "certctl's signing, not the load generator, is its limit, and issuance_c1 has one VU to split",
 		NotExternal: "it reads the stack's CA and applies fixtures to certctl's database",
 		Make:        "loadtest-pki", Help: "PKI tier: signed ACME orders, orders whose http-01 challenge certctl validates at 1, 5 and 25 clients, issuance throughput at 1, 4 and 16 clients, OCSP and CRL; each scenario on a stack of its own (docs/pki.md); ACME_FINALIZE_WORKAROUND=1 works around certctl's finalize 500"},
