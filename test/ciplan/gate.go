@@ -25,7 +25,7 @@ var E2E = []Test{
 	// machine decided it (test/e2e's machineDecides).
 	{Name: "TestDeployTier/green", Runs: []Run{{Cmd: "loadtest run", Env: "TIER=deploy SCENARIOS=deploy_latency DURATION=1m START_TIMEOUT=2m"}}},
 	{Name: "TestPKITier/orders, issuance and revocation checks",
-		Runs: []Run{{Cmd: "loadtest run", Env: "TIER=pki SCENARIOS=acme_order_flow,issuance_c4,ocsp_crl DURATION=10s"}}},
+		Runs: []Run{{Cmd: "loadtest run", Env: "TIER=pki SCENARIOS=acme_order_flow,acme_http01_c5,ocsp_crl DURATION=10s"}}},
 	{Name: "TestLimiterTier/as certctl answers", Runs: []Run{{Cmd: "loadtest run", Env: "TIER=limiter DURATION=10s"}}},
 	{Name: "TestAuthTier/logins and the session path", Runs: []Run{{Cmd: "loadtest run", Env: "TIER=auth SCENARIOS=oidc_login DURATION=10s START_TIMEOUT=4m"}}},
 	// One live test per mechanism.

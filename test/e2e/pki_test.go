@@ -43,12 +43,16 @@ func TestPKITier(t *testing.T) {
 		// other stacks is logged, not failed (wantThresholds), so the exit code is judged alone. The
 		// gate (short mode) runs it for 10 s: the counts below are a quarter of what each rate would
 		// deliver, so that only a load not delivered at all fails them.
+		// The gate's run leaves issuance_c4 to the full suite: every PKI scenario's setup signs through
+		// the same issuance path, and the challenge-mode orders are the gate's one live run of certctl's
+		// http-01 validation. Every fifth challenge-mode order answers wrong, which certctl must refuse.
 		secs := 20.0
+		scenarios := "acme_order_flow,issuance_c4,acme_http01_c5,ocsp_crl"
 		if testing.Short() {
-			secs = 10
+			secs, scenarios = 10, "acme_order_flow,acme_http01_c5,ocsp_crl"
 		}
-		r := loadtestRun(t, pkiEnv(t, "SCENARIOS=acme_order_flow,issuance_c4,ocsp_crl", fmt.Sprintf("DURATION=%gs", secs),
-			"ACME_FINALIZE_WORKAROUND=1", "OCSP_RESPONDER_WORKAROUND=1"))
+		r := loadtestRun(t, pkiEnv(t, "SCENARIOS="+scenarios, fmt.Sprintf("DURATION=%gs", secs),
+			"ACME_FINALIZE_WORKAROUND=1", "OCSP_RESPONDER_WORKAROUND=1", "ACME_CHALLENGE_WRONG=0.2"))
 		if r.code != 0 && r.code != 99 {
 			t.Fatalf("exit %d:\n%s", r.code, r.output)
 		}
@@ -68,12 +72,36 @@ func TestPKITier(t *testing.T) {
 			}
 		}
 
-		iss := sequenceRun(t, r, "issuance_c4")
-		wantThresholds(t, iss, "issuance_c4")
-		row := pkiRows(iss.summary, "issuance_c4")["issue (create + agent CSR signed)"]
-		if row.Clients != 4 || row.OK < 1 || row.PerSecond <= 0 || row.Latency.P95 <= 0 {
-			t.Errorf("issuance row %+v", row)
+		checked := []results.Summary{acme.summary}
+		if !testing.Short() {
+			iss := sequenceRun(t, r, "issuance_c4")
+			wantThresholds(t, iss, "issuance_c4")
+			row := pkiRows(iss.summary, "issuance_c4")["issue (create + agent CSR signed)"]
+			if row.Clients != 4 || row.OK < 1 || row.PerSecond <= 0 || row.Latency.P95 <= 0 {
+				t.Errorf("issuance row %+v", row)
+			}
+			checked = append(checked, iss.summary)
 		}
+
+		// Challenge mode: certctl fetched each order's http-01 answer from the stack's responder; a right
+		// one made the authorization valid, a wrong one (every fifth order) invalid.
+		h01 := sequenceRun(t, r, "acme_http01_c5")
+		wantThresholds(t, h01, "acme_http01_c5")
+		hrows := pkiRows(h01.summary, "acme_http01_c5")
+		horder := hrows["order (new-order → http-01 validated → chain verified)"]
+		if horder.Clients != 5 || horder.OK < secs || horder.PerSecond <= 0 || horder.Latency.P50 <= 0 {
+			t.Errorf("http-01 order row %+v", horder)
+		}
+		for _, st := range []string{"challenge", "authz-poll", "validation"} {
+			if hrows[st].Latency.P50 <= 0 {
+				t.Errorf("http-01 step %s: %+v", st, hrows[st])
+			}
+		}
+		if c := h01.summary.Scenarios[0].Record.Counters; c["wrong_refused"] < 1 || c["wrong_accepted"] != 0 || c["wrong_undecided"] != 0 || c["challenge_invalid"] != 0 {
+			t.Errorf("wrong answers: refused %v, accepted %v, undecided %v; right answers refused %v: want some refused and nothing else",
+				c["wrong_refused"], c["wrong_accepted"], c["wrong_undecided"], c["challenge_invalid"])
+		}
+		checked = append(checked, h01.summary)
 
 		rev := sequenceRun(t, r, "ocsp_crl")
 		wantThresholds(t, rev, "ocsp_crl")
@@ -84,7 +112,7 @@ func TestPKITier(t *testing.T) {
 				t.Errorf("%s: %+v", op, rr[op])
 			}
 		}
-		for _, s := range []results.Summary{acme.summary, iss.summary, rev.summary} {
+		for _, s := range append(checked, rev.summary) {
 			for _, f := range s.Findings {
 				if !strings.Contains(f, "#ocsp-post-leading-zero") {
 					t.Errorf("finding with both workarounds applied: %s", f)
@@ -95,8 +123,11 @@ func TestPKITier(t *testing.T) {
 
 	t.Run("without the workarounds", func(t *testing.T) {
 		t.Parallel()
-		r := loadtestRun(t, pkiEnv(t, "SCENARIOS=acme_order_flow,ocsp_crl", "DURATION=10s", "RATE_ACME_ORDER_FLOW=2", "RATE_OCSP_CRL=20"))
+		r := loadtestRun(t, pkiEnv(t, "SCENARIOS=acme_order_flow,acme_http01_c1,ocsp_crl", "DURATION=10s", "RATE_ACME_ORDER_FLOW=2", "RATE_OCSP_CRL=20"))
 		wantCode(t, r, 99)
+		// Challenge mode meets the same finalize: certctl validated the http-01 answer, then failed to sign.
+		wantThresholds(t, sequenceRun(t, r, "acme_http01_c1"), "acme_http01_c1", "acme_order_ok rate>0.99", "acme_finalize_500 count==0",
+			"http_req_failed rate<0.01", "checks rate>0.99", "acme_order_ms p(95)<5000")
 		acme := sequenceRun(t, r, "acme_order_flow")
 		// No order succeeds: the order's latency budget judges no sample, and does not pass.
 		wantThresholds(t, acme, "acme_order_flow", "acme_order_ok rate>0.99", "acme_finalize_500 count==0", "http_req_failed rate<0.01", "checks rate>0.99",
@@ -113,12 +144,15 @@ func TestPKITier(t *testing.T) {
 	t.Run("slow signing", func(t *testing.T) {
 		t.Parallel()
 		// Every signed ACME request and every agent CSR 2.5 s late: an order of five signed requests
-		// takes over 2 s, one VU cannot keep 10 orders a second, and an issuance takes over 2 s.
-		r := loadtestRun(t, pkiEnv(t, "SCENARIOS=acme_order_flow,issuance_c1", "ACME_FINALIZE_WORKAROUND=1", "MAX_VUS=1",
+		// takes over 2 s, one VU cannot keep 10 orders a second, and an issuance takes over 2 s. A
+		// challenge-mode order is eight signed requests (over 5 s), and its validation the challenge's
+		// answer and at least one poll of the authorization (over 2 s).
+		r := loadtestRun(t, pkiEnv(t, "SCENARIOS=acme_order_flow,issuance_c1,acme_http01_c1", "ACME_FINALIZE_WORKAROUND=1", "MAX_VUS=1",
 			"FAULT_LATENCY=2500ms", "FAULT_ROUTE=POST /acme/,POST /api/v1/agents/"))
 		wantCode(t, r, 99)
 		wantThresholds(t, sequenceRun(t, r, "acme_order_flow"), "acme_order_flow", "acme_order_ms p(95)<2000", "dropped_iterations count==0")
 		wantThresholds(t, sequenceRun(t, r, "issuance_c1"), "issuance_c1", "pki_issue_ms p(95)<2000")
+		wantThresholds(t, sequenceRun(t, r, "acme_http01_c1"), "acme_http01_c1", "acme_validation_ms p(95)<2000", "acme_order_ms p(95)<5000")
 	})
 
 	t.Run("nothing stored, revocation checks slow and failing", func(t *testing.T) {
