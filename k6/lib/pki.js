@@ -29,14 +29,17 @@ const VALIDATION_WAIT_S = 60;
 
 // The steps an order can fail at: account is new-account's, the others ACME_STEPS'.
 export const ACME_FAILED_AT = ['account', 'new_order', 'authz', 'finalize', 'order', 'certificate'];
-export const ACME_ORDER_COUNTERS = Object.freeze(Object.assign({
+// What every signed order's record counts, then each step it can fail at.
+const ORDER_COUNTERS = {
   finalize_500: acmeFinalize500,
   bad_nonce: acmeBadNonce,
   rate_limited: acmeRateLimited,
   unanswered: acmeUnanswered,
   bad_chain: pkiBadChain,
   issued: pkiIssued,
-}, Object.fromEntries(ACME_FAILED_AT.map((st) => [`failed_${st}`, `acme_order_failed{failed_at:${st}}`]))));
+};
+const failedAt = (steps) => Object.fromEntries(steps.map((st) => [`failed_${st}`, `acme_order_failed{failed_at:${st}}`]));
+export const ACME_ORDER_COUNTERS = Object.freeze(Object.assign({}, ORDER_COUNTERS, failedAt(ACME_FAILED_AT)));
 
 // Each signed step's latency, the way a CA benchmark reports them side by side with the whole order.
 export const ACME_STEPS = ['new_account', 'new_order', 'authz', 'finalize', 'order', 'certificate'];
@@ -52,18 +55,12 @@ export const ACME_CHALLENGE_STEPS = ['new_account', 'new_order', 'authz', 'chall
 export const ACME_CHALLENGE_TRENDS = Object.freeze(Object.assign(
   Object.fromEntries(ACME_CHALLENGE_STEPS.map((st) => [st, `acme_step_ms{step:${st}}`])), { validation: acmeValidationMS }));
 export const ACME_CHALLENGE_FAILED_AT = ['account', 'new_order', 'authz', 'publish', 'challenge', 'validation', 'finalize', 'order', 'certificate'];
-export const ACME_CHALLENGE_COUNTERS = Object.freeze(Object.assign({
-  finalize_500: acmeFinalize500,
-  bad_nonce: acmeBadNonce,
-  rate_limited: acmeRateLimited,
-  unanswered: acmeUnanswered,
-  bad_chain: pkiBadChain,
-  issued: pkiIssued,
+export const ACME_CHALLENGE_COUNTERS = Object.freeze(Object.assign({}, ORDER_COUNTERS, {
   challenge_invalid: acmeChallengeInvalid,
   wrong_refused: 'acme_wrong_answer{outcome:refused}',
   wrong_accepted: 'acme_wrong_answer{outcome:accepted}',
   wrong_undecided: 'acme_wrong_answer{outcome:undecided}',
-}, Object.fromEntries(ACME_CHALLENGE_FAILED_AT.map((st) => [`failed_${st}`, `acme_order_failed{failed_at:${st}}`]))));
+}, failedAt(ACME_CHALLENGE_FAILED_AT)));
 
 export const ISSUANCE_COUNTERS = Object.freeze({
   issued: pkiIssued,
