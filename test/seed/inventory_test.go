@@ -25,7 +25,7 @@ func TestInventorySeed(t *testing.T) {
 	took := d.apply(t, inventorySQL, append(composeIDs, "inventory_certs="+strconv.Itoa(n))...)
 	t.Logf("%d certificates' year in %v", n, took.Round(time.Millisecond))
 	checkCounts(t, d, "after the inventory", map[string]int64{
-		"teams": 1, "owners": 1, "renewal_policies": 1, "issuers": 1, "certificate_profiles": 1,
+		"teams": 1, "owners": 1, "renewal_policies": 1, "issuers": 1, "certificate_profiles": 2,
 		"managed_certificates": n, "certificate_versions": 8 * n, "agents": n / 10, "jobs": 16 * n, "audit_events": 91 * n,
 	})
 	// Measured from the seed's own now(): a day of slack either side would hide a wrong schedule.
@@ -54,7 +54,7 @@ func TestInventorySeed(t *testing.T) {
 	}
 	d.apply(t, inventorySQL, append(composeIDs, "inventory_certs="+strconv.Itoa(n))...)
 	checkCounts(t, d, "after a rerun", map[string]int64{
-		"teams": 1, "owners": 1, "renewal_policies": 1, "issuers": 1, "certificate_profiles": 1,
+		"teams": 1, "owners": 1, "renewal_policies": 1, "issuers": 1, "certificate_profiles": 2,
 		"managed_certificates": n, "certificate_versions": 8 * n, "agents": n / 10, "jobs": 16 * n, "audit_events": 91 * n,
 	})
 }

@@ -276,11 +276,12 @@ func (d *db) now(t testing.TB) time.Time {
 	return ts
 }
 
-// defaultRows is what the three files add with the defaults: one of each base row, defaultCerts
+// defaultRows is what the three files add with the defaults: one of each base row (the profile twice:
+// its trusted and its challenge-mode ACME profile), defaultCerts
 // certificates (never issued: no versions), defaultAgents agents, and nothing in certctl's audit trail
 // or jobs.
 var defaultRows = map[string]int64{
-	"teams": 1, "owners": 1, "renewal_policies": 1, "issuers": 1, "certificate_profiles": 1,
+	"teams": 1, "owners": 1, "renewal_policies": 1, "issuers": 1, "certificate_profiles": 2,
 	"managed_certificates": defaultCerts, "agents": defaultAgents,
 }
 
@@ -388,7 +389,7 @@ func TestSeed(t *testing.T) {
 				t.Errorf("%s: stderr does not mention %q", broken, want)
 			}
 		}
-		added := map[string]int64{"teams": 1, "owners": 1, "renewal_policies": 1, "issuers": 1, "certificate_profiles": 1}
+		added := map[string]int64{"teams": 1, "owners": 1, "renewal_policies": 1, "issuers": 1, "certificate_profiles": 2}
 		checkCounts(t, d, "after the broken fixture", added) // the base rows only: no certificate, no agent
 	})
 
@@ -402,7 +403,7 @@ func TestSeed(t *testing.T) {
 				t.Errorf("%s without three ids: exit %d, stderr %s", file, r.code, r.stderr)
 			}
 		}
-		checkCounts(t, d, "after the refused seeds", map[string]int64{"teams": 1, "owners": 1, "renewal_policies": 1, "issuers": 1, "certificate_profiles": 1})
+		checkCounts(t, d, "after the refused seeds", map[string]int64{"teams": 1, "owners": 1, "renewal_policies": 1, "issuers": 1, "certificate_profiles": 2})
 	})
 
 	t.Run("Overrides", func(t *testing.T) {
