@@ -12,7 +12,7 @@ var Workflow = []Test{
 	{Name: "TestPlan"},
 	// The pull-request gate through README's snippet: two runs a side, alternating, each on a stack of
 	// its own; the one live test of the gate's verdict under act (the same build's pass is the full suite's).
-	{Name: "TestPullRequestGate/a slower endpoint fails, named", Runs: []Run{{Cmd: "act pull_request loadtest.yml", Env: "TIER=api,acme SCENARIOS=acme_flow DURATION=20s", N: 4}}},
+	{Name: "TestPullRequestGate/a slower endpoint fails, named", Runs: []Run{{Cmd: "act pull_request loadtest.yml", Env: "TIER=api,acme SCENARIOS=acme_flow DURATION=10s", N: 4}}},
 	// Recorded artifacts: no stack, a job each.
 	{Name: "TestTrendJob", Runs: []Run{{Cmd: "act schedule trend.yml", Refused: true}}},
 	{Name: "TestDefaultJob/green", Runs: []Run{{Cmd: "act workflow_dispatch loadtest.yml", Env: "TIER=api DURATION=5s"}}},
