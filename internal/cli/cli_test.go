@@ -589,7 +589,7 @@ func TestGatePlan(t *testing.T) {
 		t.Errorf("exit %d, calls %q, stderr %q, stdout:\n%s\nwant:\n%s", o.code, o.calls, o.stderr, o.stdout, want)
 	}
 	o = mainWith(t, []string{"compare-builds", "--plan", "--reference", build, "--candidate", build}, map[string]string{"TIER": "pki"}, nil)
-	if o.code != 0 || !strings.Contains(o.stdout, "(candidate) against ") || !strings.Contains(o.stdout, "3 runs a side alternating (ABBAAB), TIER=pki DURATION=2m, each run 8 fresh stacks, one a scenario") || !strings.Contains(o.stdout, "judged on every row (99 % each), regressed beyond 0 %") {
+	if o.code != 0 || !strings.Contains(o.stdout, "(candidate) against ") || !strings.Contains(o.stdout, "3 runs a side alternating (ABBAAB), TIER=pki DURATION=2m, each run 9 fresh stacks, one a scenario") || !strings.Contains(o.stdout, "judged on every row (99 % each), regressed beyond 0 %") {
 		t.Errorf("compare-builds of the PKI tier: exit %d, stderr %q, stdout %q", o.code, o.stderr, o.stdout)
 	}
 }

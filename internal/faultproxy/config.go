@@ -17,8 +17,11 @@ import (
 
 // Config is everything the proxy reads from its environment.
 type Config struct {
-	Listen    string
-	Upstream  *url.URL
+	Listen   string
+	Upstream *url.URL
+	// Plain is an http:// upstream: the proxy then listens in plain HTTP too, with no certificate, as the
+	// slow challenge responder in front of the HTTP-01 server needs (certctl's validator fetches port 80).
+	Plain     bool
 	CAFile    string
 	CertFile  string
 	KeyFile   string
@@ -72,9 +75,10 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 
 	up := env("FAULT_UPSTREAM", "https://certctl-server:8443")
 	cfg.Upstream, err = url.Parse(up)
-	if err != nil || cfg.Upstream.Scheme != "https" || cfg.Upstream.Host == "" {
-		return cfg, badConfig("FAULT_UPSTREAM: %q is not an https URL with a host (e.g. https://certctl-server:8443)", up)
+	if err != nil || (cfg.Upstream.Scheme != "https" && cfg.Upstream.Scheme != "http") || cfg.Upstream.Host == "" {
+		return cfg, badConfig("FAULT_UPSTREAM: %q is not an https URL with a host (e.g. https://certctl-server:8443), or an http one for a plain proxy (e.g. http://challenge-responder:80)", up)
 	}
+	cfg.Plain = cfg.Upstream.Scheme == "http"
 
 	lat := env("FAULT_LATENCY", "0s")
 	if cfg.Latency, err = time.ParseDuration(lat); err != nil || cfg.Latency < 0 {

@@ -61,7 +61,7 @@ func TestLoadConfigRejects(t *testing.T) {
 		{"FAULT_LISTEN", ":https", "numeric port"},
 		{"FAULT_LISTEN", ":70000", "numeric port"},
 		{"FAULT_LISTEN", ":0", "numeric port"},
-		{"FAULT_UPSTREAM", "http://certctl-server:8443", "https URL"},
+		{"FAULT_UPSTREAM", "ftp://certctl-server:8443", "https URL"},
 		{"FAULT_UPSTREAM", "https://", "with a host"},
 		{"FAULT_UPSTREAM", "certctl-server:8443", "https URL"},
 		{"FAULT_UPSTREAM", "https://certctl server", "https URL"},

@@ -68,9 +68,12 @@ type replaceBody struct{}
 // New builds the handler and its upstream transport, verifying the
 // upstream against Config.CAFile.
 func New(cfg Config, opts Options) (*Proxy, error) {
-	pool, err := loadCA(cfg.CAFile)
-	if err != nil {
-		return nil, err
+	var pool *x509.CertPool
+	if !cfg.Plain {
+		var err error
+		if pool, err = loadCA(cfg.CAFile); err != nil {
+			return nil, err
+		}
 	}
 	if opts.Logger == nil {
 		opts.Logger = log.New(io.Discard, "", 0)

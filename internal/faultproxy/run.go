@@ -64,9 +64,11 @@ func Run(ctx context.Context, cfg Config, opts Options) error {
 		return err
 	}
 	logger := p.opts.Logger
-	cert, err := tls.LoadX509KeyPair(cfg.CertFile, cfg.KeyFile)
-	if err != nil {
-		return badConfig("FAULT_TLS_CERT/FAULT_TLS_KEY: cannot load the serving certificate %s with key %s: %v", cfg.CertFile, cfg.KeyFile, err)
+	var cert tls.Certificate
+	if !cfg.Plain {
+		if cert, err = tls.LoadX509KeyPair(cfg.CertFile, cfg.KeyFile); err != nil {
+			return badConfig("FAULT_TLS_CERT/FAULT_TLS_KEY: cannot load the serving certificate %s with key %s: %v", cfg.CertFile, cfg.KeyFile, err)
+		}
 	}
 	ln := opts.Listener
 	if ln == nil {
@@ -74,22 +76,27 @@ func Run(ctx context.Context, cfg Config, opts Options) error {
 			return fmt.Errorf("FAULT_LISTEN: %w", err)
 		}
 	}
-	// k6 talks h2 to certctl, so the proxy must offer it too.
+	// k6 talks h2 to certctl, so the proxy must offer it too; certctl's HTTP-01 validator speaks
+	// HTTP/1.1 in plain.
 	protocols := new(http.Protocols)
 	protocols.SetHTTP1(true)
-	protocols.SetHTTP2(true)
+	protocols.SetHTTP2(!cfg.Plain)
 	srv := &http.Server{
 		Handler:           p,
 		Protocols:         protocols,
-		TLSConfig:         &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{cert}},
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          logger,
 	}
-	logger.Printf("listening on %s (TLS 1.2+, h2 and http/1.1), forwarding to %s, faults: %s", ln.Addr(), cfg.Upstream, cfg.Faults())
-
 	serveErr := make(chan error, 1)
-	go func() { serveErr <- srv.ServeTLS(ln, "", "") }()
+	if cfg.Plain {
+		logger.Printf("listening on %s (plain HTTP/1.1), forwarding to %s, faults: %s", ln.Addr(), cfg.Upstream, cfg.Faults())
+		go func() { serveErr <- srv.Serve(ln) }()
+	} else {
+		srv.TLSConfig = &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{cert}}
+		logger.Printf("listening on %s (TLS 1.2+, h2 and http/1.1), forwarding to %s, faults: %s", ln.Addr(), cfg.Upstream, cfg.Faults())
+		go func() { serveErr <- srv.ServeTLS(ln, "", "") }()
+	}
 	select {
 	case err := <-serveErr:
 		return fmt.Errorf("serving: %w", err)
@@ -111,19 +118,18 @@ func Run(ctx context.Context, cfg Config, opts Options) error {
 // image has no curl. It verifies the proxy's certificate against
 // Config.CAFile for the name localhost.
 func Healthcheck(cfg Config) error {
-	pool, err := loadCA(cfg.CAFile)
-	if err != nil {
-		return err
-	}
 	_, port, _ := net.SplitHostPort(cfg.Listen) // validated by LoadConfig
-	client := &http.Client{
-		Timeout: 2 * time.Second, // compose's healthcheck timeout is 3s
-		Transport: &http.Transport{
-			TLSClientConfig:   &tls.Config{RootCAs: pool, ServerName: "localhost", MinVersion: tls.VersionTLS12},
-			DisableKeepAlives: true,
-		},
+	tr := &http.Transport{DisableKeepAlives: true}
+	url := "http://localhost:" + port + StatsPath
+	if !cfg.Plain {
+		pool, err := loadCA(cfg.CAFile)
+		if err != nil {
+			return err
+		}
+		tr.TLSClientConfig = &tls.Config{RootCAs: pool, ServerName: "localhost", MinVersion: tls.VersionTLS12}
+		url = "https://localhost:" + port + StatsPath
 	}
-	url := "https://localhost:" + port + StatsPath
+	client := &http.Client{Timeout: 2 * time.Second, Transport: tr} // compose's healthcheck timeout is 3s
 	resp, err := client.Get(url)
 	if err != nil {
 		return err

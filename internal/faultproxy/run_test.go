@@ -2,8 +2,10 @@ package faultproxy
 
 import (
 	"context"
+	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -172,5 +174,52 @@ func TestMainServesAndStopsGracefully(t *testing.T) {
 	}
 	if !strings.Contains(stderr.String(), "stopped: forwarded=1 delayed=1 errors_injected=0 bodies_replaced=0 upstream_errors=0") {
 		t.Errorf("final counters missing:\n%s", stderr.String())
+	}
+}
+
+// An http:// upstream makes a plain proxy, with no certificate to load (FAULT_TLS_* point nowhere): the
+// slow challenge responder in front of the HTTP-01 server, which certctl's validator fetches in plain
+// HTTP/1.1 on port 80 under the name it validates.
+func TestPlainProxyDelaysAndKeepsTheHost(t *testing.T) {
+	var host string
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		host = r.Host
+		io.WriteString(w, "key-authorization")
+	}))
+	defer up.Close()
+	port := freePort(t)
+	env := map[string]string{"FAULT_LISTEN": "127.0.0.1:" + port, "FAULT_UPSTREAM": up.URL, "FAULT_LATENCY": "300ms",
+		"FAULT_CA": "/nonexistent", "FAULT_TLS_CERT": "/nonexistent", "FAULT_TLS_KEY": "/nonexistent"}
+	ctx, cancel := context.WithCancel(context.Background())
+	var stderr syncbuf.Buffer
+	exit := make(chan int, 1)
+	go func() { exit <- Main(ctx, nil, getenvFrom(env), &stderr) }()
+	defer func() {
+		cancel()
+		if code := <-exit; code != 0 {
+			t.Errorf("exit %d:\n%s", code, stderr.String())
+		}
+	}()
+	waitFor(t, "the start-up line", func() bool { return strings.Contains(stderr.String(), "listening on") })
+	if !strings.Contains(stderr.String(), "(plain HTTP/1.1)") {
+		t.Errorf("start-up line: %s", stderr.String())
+	}
+	if code, out := runMain(t, context.Background(), []string{"--healthcheck"}, env); code != 0 {
+		t.Errorf("healthcheck of the plain proxy: exit %d, %q", code, out)
+	}
+	req, _ := http.NewRequest(http.MethodGet, "http://127.0.0.1:"+port+"/.well-known/acme-challenge/tok", nil)
+	req.Host = "ch-0.challenge.loadtest.example.com"
+	start := time.Now()
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if took := time.Since(start); took < 300*time.Millisecond {
+		t.Errorf("answered in %v, under the 300ms latency", took)
+	}
+	if resp.StatusCode != http.StatusOK || string(body) != "key-authorization" || host != req.Host {
+		t.Errorf("%d %q, upstream saw Host %q; want 200, the upstream's body and Host %q", resp.StatusCode, body, host, req.Host)
 	}
 }

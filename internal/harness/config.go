@@ -152,12 +152,14 @@ func (c *Config) loadDeployKnobs(get getter) error {
 	default:
 		return fmt.Errorf("PKI_ISSUANCE_PATH=%q: use agent (create + the agent's CSR) or acme (a signed ACME order)", v)
 	}
-	if v := get("ACME_CHALLENGE_WRONG", ""); v != "" {
-		k, _ := LookupKnob("ACME_CHALLENGE_WRONG")
-		if err := k.check(v); err != nil {
-			return err
+	for _, name := range []string{"ACME_CHALLENGE_WRONG", "ACME_SLOW_VUS", "CHALLENGE_SLOW_LATENCY"} {
+		if v := get(name, ""); v != "" {
+			k, _ := LookupKnob(name)
+			if err := k.check(v); err != nil {
+				return err
+			}
+			c.Env[name] = v
 		}
-		c.Env["ACME_CHALLENGE_WRONG"] = v
 	}
 	if v := get("DEPLOY_PROBE_URL", ""); v != "" {
 		if u, err := url.Parse(v); err != nil || u.Scheme != "http" || u.Host == "" {

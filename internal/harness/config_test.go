@@ -353,3 +353,21 @@ func TestChallengeWrongShare(t *testing.T) {
 		t.Errorf("ACME_CHALLENGE_WRONG=0.1 not passed on to k6: %v %v", c.Env["ACME_CHALLENGE_WRONG"], err)
 	}
 }
+
+// The saturation scenario's shape: its slow clients and their responder's latency, refused early when
+// malformed, passed to k6 and (the latency) to compose's challenge-slow.
+func TestSaturationKnobs(t *testing.T) {
+	root := fakeRepo(t, "k6/pki/a.js")
+	for _, bad := range []string{"ACME_SLOW_VUS=0", "ACME_SLOW_VUS=many", "CHALLENGE_SLOW_LATENCY=8", "CHALLENGE_SLOW_LATENCY=-1s"} {
+		if _, err := Load(root, env("TIER=pki", bad), now); err == nil || !strings.Contains(err.Error(), strings.Split(bad, "=")[0]) {
+			t.Errorf("%s: %v; want a refusal naming it", bad, err)
+		}
+	}
+	c, err := Load(root, env("TIER=pki", "ACME_SLOW_VUS=45", "CHALLENGE_SLOW_LATENCY=12s"), now)
+	if err != nil || c.Env["ACME_SLOW_VUS"] != "45" || c.Env["CHALLENGE_SLOW_LATENCY"] != "12s" || !K6Env("ACME_SLOW_VUS") || !K6Env("CHALLENGE_SLOW_LATENCY") {
+		t.Errorf("not passed on: %v %v %v", c.Env["ACME_SLOW_VUS"], c.Env["CHALLENGE_SLOW_LATENCY"], err)
+	}
+	if k, _ := LookupKnob("CHALLENGE_SLOW_LATENCY"); !k.ReadBy("compose") {
+		t.Error("compose's challenge-slow reads CHALLENGE_SLOW_LATENCY")
+	}
+}

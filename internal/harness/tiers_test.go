@@ -111,29 +111,35 @@ func TestChallengeNamesAreTheResponderAliases(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := regexp.MustCompile(`(?m)^export const CHALLENGE_HOSTS = (\d+);`).FindSubmatch(js)
-	if m == nil {
-		t.Fatal("k6/lib/pki.js declares no CHALLENGE_HOSTS")
-	}
 	compose, err := os.ReadFile(filepath.Join(root, "docker-compose.yml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := regexp.MustCompile(`(?s)\n  challenge-responder:\n.*?aliases: \[([^\]]*)\]`).FindSubmatch(compose)
-	if a == nil {
-		t.Fatal("docker-compose.yml's challenge-responder has no loadnet aliases")
-	}
-	var want []string
-	n := 0
-	fmt.Sscan(string(m[1]), &n)
-	for i := range n {
-		want = append(want, fmt.Sprintf("ch-%d.challenge.loadtest.example.com", i))
-	}
-	var got []string
-	for _, s := range strings.Split(string(a[1]), ",") {
-		got = append(got, strings.TrimSpace(s))
-	}
-	if !slices.Equal(got, want) {
-		t.Errorf("the responder's aliases %q; want the %d names k6 orders for, %q", got, n, want)
+	// The fast names are the responder's; the slow ones the slow responder's (the fault proxy before it).
+	for _, c := range []struct{ count, service, prefix string }{
+		{"CHALLENGE_HOSTS", "challenge-responder", "ch"},
+		{"SLOW_HOSTS", "challenge-slow", "slow"},
+	} {
+		m := regexp.MustCompile(`(?m)^export const ` + c.count + ` = (\d+);`).FindSubmatch(js)
+		if m == nil {
+			t.Fatalf("k6/lib/pki.js declares no %s", c.count)
+		}
+		a := regexp.MustCompile(`(?s)\n  ` + c.service + `:\n.*?aliases: \[([^\]]*)\]`).FindSubmatch(compose)
+		if a == nil {
+			t.Fatalf("docker-compose.yml's %s has no loadnet aliases", c.service)
+		}
+		var want []string
+		n := 0
+		fmt.Sscan(string(m[1]), &n)
+		for i := range n {
+			want = append(want, fmt.Sprintf("%s-%d.challenge.loadtest.example.com", c.prefix, i))
+		}
+		var got []string
+		for _, s := range strings.Split(string(a[1]), ",") {
+			got = append(got, strings.TrimSpace(s))
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%s's aliases %q; want the %d names k6 orders for, %q", c.service, got, n, want)
+		}
 	}
 }

@@ -15,7 +15,6 @@ import (
 	"log"
 	"net"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/letsencrypt/challtestsrv"
@@ -134,7 +133,8 @@ func Run(ctx context.Context, c Config, logw io.Writer) error {
 // Healthcheck asks a running responder's management API for /healthz.
 func Healthcheck(ctx context.Context, c Config) error {
 	host, port, _ := net.SplitHostPort(c.Management)
-	if host == "" || host == "0.0.0.0" || strings.HasPrefix(host, "[") || host == "::" {
+	// SplitHostPort has taken IPv6's brackets off: "[::]:8055" is host "::".
+	if host == "" || host == "0.0.0.0" || host == "::" {
 		host = "127.0.0.1"
 	}
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)

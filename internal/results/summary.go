@@ -493,6 +493,18 @@ func pkiTier(rows []Scenario) []PKIRow {
 			return PKIRow{Scenario: sc.Name, Operation: op, Status: sc.Status, Clients: clients, OK: ok, PerSecond: perS(ok), Latency: l}
 		}
 		switch {
+		case sc.Name == "acme_http01_saturated":
+			// One row a part: the slow clients' orders, whose validations hold the pool's slots, and the fast
+			// clients', whose validation is what the queue for a slot costs them.
+			for _, p := range []struct{ part, op string }{
+				{"slow", "order, slow responder (holds a validation slot)"},
+				{"fast", "order, fast responder (while the pool is full)"},
+			} {
+				out = append(out, row(p.op, r.Counters["issued_"+p.part], r.TrendsMS["order_"+p.part]))
+				if l, ok := r.TrendsMS["validation_"+p.part]; ok && l.Max > 0 {
+					out = append(out, row("  validation", 0, l))
+				}
+			}
 		case sc.Name == "acme_order_flow", strings.HasPrefix(sc.Name, "acme_http01_"):
 			op, steps := "order (new-order → chain verified)", acmeSteps
 			if sc.Name != "acme_order_flow" {

@@ -139,3 +139,36 @@ func loadRun(dir string) (Run, error) {
 	}
 	return run, err
 }
+
+// The saturated pool's rows: one order row a part, each with its validation, its issuances a second
+// over the run, and the part's own figures (not the scenario's mixed latency).
+func TestSaturatedPoolRowsByPart(t *testing.T) {
+	rec := &Record{Tier: "pki", Executor: "constant-vus", DurationS: 60,
+		LatencyMS: Latency{P95: 9000},
+		Counters:  map[string]float64{"issued_slow": 75, "issued_fast": 30, "issued": 105},
+		TrendsMS: map[string]Latency{
+			"order_slow": {P50: 8400, Max: 9100}, "validation_slow": {P50: 8100, Max: 8900},
+			"order_fast": {P50: 3600, Max: 5200}, "validation_fast": {P50: 3300, Max: 4900},
+		}}
+	rec.VUs.Max = 17
+	rows := pkiTier([]Scenario{{Name: "acme_http01_saturated", Status: "passed", Record: rec}})
+	want := []struct {
+		op       string
+		ok, perS float64
+		p50      float64
+	}{
+		{"order, slow responder (holds a validation slot)", 75, 1.25, 8400},
+		{"  validation", 0, 0, 8100},
+		{"order, fast responder (while the pool is full)", 30, 0.5, 3600},
+		{"  validation", 0, 0, 3300},
+	}
+	if len(rows) != len(want) {
+		t.Fatalf("%d rows, want %d: %+v", len(rows), len(want), rows)
+	}
+	for i, w := range want {
+		r := rows[i]
+		if r.Operation != w.op || r.OK != w.ok || r.PerSecond != w.perS || r.Latency.P50 != w.p50 || r.Clients != 17 {
+			t.Errorf("row %d = %+v; want %+v", i, r, w)
+		}
+	}
+}

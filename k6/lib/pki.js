@@ -62,6 +62,47 @@ export const ACME_CHALLENGE_COUNTERS = Object.freeze(Object.assign({}, ORDER_COU
   wrong_undecided: 'acme_wrong_answer{outcome:undecided}',
 }, failedAt(ACME_CHALLENGE_FAILED_AT)));
 
+// The validator pool's saturation (acme_http01_saturated): ACME_SLOW_VUS clients order names the slow
+// responder holds (docker-compose.yml's challenge-slow: the fault proxy, CHALLENGE_SLOW_LATENCY before every
+// answer, in front of the responder), so their validations fill certctl's http-01 slots; SATURATION_FAST_VUS
+// clients order names the responder answers at once, and their validation is what the pool's queue costs
+// the other orders. Every sample of a client carries its part (part:slow, part:fast).
+export const SLOW_HOSTS = 16;
+export const SLOW_RESPONDER_URL = 'http://challenge-slow:80';
+export const SATURATION_FAST_VUS = 2;
+const PARTS = ['fast', 'slow'];
+export const ACME_SATURATION_TRENDS = Object.freeze(Object.assign({}, ...PARTS.map((p) => ({
+  [`validation_${p}`]: `acme_validation_ms{part:${p}}`, [`order_${p}`]: `acme_order_ms{part:${p}}`,
+}))));
+export const ACME_SATURATION_COUNTERS = Object.freeze(Object.assign({}, ACME_CHALLENGE_COUNTERS, ...PARTS.map((p) => ({
+  [`issued_${p}`]: `pki_issued{part:${p}}`, [`challenge_invalid_${p}`]: `acme_challenge_invalid{part:${p}}`,
+  [`failed_validation_${p}`]: `acme_order_failed{failed_at:validation,part:${p}}`,
+}))));
+
+// slowVUs: ACME_SLOW_VUS, the clients whose validations hold the pool.
+export function slowVUs(env) {
+  const raw = knob(env || __ENV, 'ACME_SLOW_VUS');
+  const n = Number(raw);
+  if (!(Number.isInteger(n) && n > 0)) throw new Error(`ACME_SLOW_VUS="${raw}": a whole number of clients, at least 1`);
+  return n;
+}
+
+// saturationProbe is challengeProbe with the slow responder up; the latency it holds is in the record.
+export async function saturationProbe(cfg) {
+  const info = await challengeProbe(cfg);
+  if (!info) return info;
+  const h = http.get(`${SLOW_RESPONDER_URL}/fault-proxy/stats`, { timeout: '5s', headers: untimedHeaders('setup', {}) });
+  if (h.status !== 200) throw new Error(`the slow challenge responder (${SLOW_RESPONDER_URL}) answered HTTP ${h.status}: is the stack's challenge-slow up?`);
+  return Object.assign(info, { slow_latency: knob(__ENV, 'CHALLENGE_SLOW_LATENCY'), slow_vus: slowVUs(), fast_vus: SATURATION_FAST_VUS });
+}
+
+// saturatedOrder: one order of this client's part; the first ACME_SLOW_VUS clients are the slow ones.
+export async function saturatedOrder(cfg, data) {
+  const part = exec.vu.idInTest <= data.slow_vus ? 'slow' : 'fast';
+  exec.vu.metrics.tags.part = part;
+  return acmeOrder(cfg, data, 'http-01', { slow: part === 'slow' });
+}
+
 export const ISSUANCE_COUNTERS = Object.freeze({
   issued: pkiIssued,
   finalize_500: acmeFinalize500,
@@ -269,14 +310,17 @@ async function account(cfg, dir) {
 // acmeOrder: one whole order. Returns the order's outcome; every step's check is recorded. With
 // challenge 'http-01' the order goes to the challenge-mode profile, and its authorization is validated by
 // certctl against the responder (authorizeHTTP01).
-export async function acmeOrder(cfg, data, challenge) {
+// opts.slow: a name the slow responder holds (acme_http01_saturated).
+export async function acmeOrder(cfg, data, challenge, opts) {
   const dir = challenge ? data.challenge_directory : data.directory;
   const a = await account(cfg, dir);
   if (!a) return fail('account', { status: lastAccountStatus });
   a.orders++;
   const iter = exec.scenario.iterationInTest;
   // Challenge mode: names the responder answers for (its loadnet aliases); several orders share one.
-  const name = challenge ? `ch-${iter % CHALLENGE_HOSTS}.challenge.loadtest.example.com` : `lt-acme-${cfg.runId}-${iter}.loadtest.example.com`;
+  const name = !challenge ? `lt-acme-${cfg.runId}-${iter}.loadtest.example.com`
+    : opts && opts.slow ? `slow-${iter % SLOW_HOSTS}.challenge.loadtest.example.com`
+    : `ch-${iter % CHALLENGE_HOSTS}.challenge.loadtest.example.com`;
   const wrong = !!challenge && wrongAnswer(iter, data.challenge_wrong);
   const t0 = Date.now();
 
@@ -368,6 +412,11 @@ async function authorizeHTTP01(cfg, dir, a, azURL, r, b, wrong) {
     }
   }
   const took = Date.now() - t0;
+  // Decided or given up on, the token is done with: the responder keeps nothing an order no longer needs.
+  http.post(`${RESPONDER_URL}/del-http01`, JSON.stringify({ token: ch.token }), {
+    headers: { 'Content-Type': 'application/json' }, timeout: cfg.requestTimeout,
+    tags: { endpoint: 'responder', name: 'responder del-http01' }, responseCallback: http.expectedStatuses(200),
+  });
   if (wrong) {
     // Its right end is certctl refusing it: acme_order_ok judges that as it judges an issued order, and
     // the outcome is counted apart, by name.

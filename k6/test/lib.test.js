@@ -14,7 +14,7 @@ import { tlv, ecdsaSigDER, csrDER, newCSRPem, certNames, signedBy, pemBlocks, re
 import encoding from 'k6/encoding';
 import { ocspRequest, parseOCSP, ocspVerified, saneTimes, parseCRL, crlVerified } from '../lib/ocsp.js';
 import { parseTime, deployTrends, deployConfig, failedCounter, TYPES, DEPLOY_COUNTERS } from '../lib/deploy.js';
-import { wrongAnswer } from '../lib/pki.js';
+import { wrongAnswer, slowVUs, ACME_SATURATION_COUNTERS, ACME_SATURATION_TRENDS } from '../lib/pki.js';
 
 // A P-256 CA and an RSA CA, each with a leaf for leaf.example.com (+ www.): made with openssl.
 const PKI = Object.fromEntries(['ec-ca', 'ec-leaf', 'rsa-ca', 'rsa-leaf', 'rsa-leaf-revoked', 'ocsp-responder'].map((n) => [n, open(`./testdata/pki/${n}.pem`)]));
@@ -30,7 +30,7 @@ const ARI_LEAF = open('./testdata/ari-leaf.pem');
 
 // ASSERTIONS is how many assertions the functions below make when each runs to its end: a function cut
 // short by an exception, or one whose loop lost its cases, fails the count (add yours here).
-const ASSERTIONS = 694;
+const ASSERTIONS = 718;
 
 export const options = {
   iterations: 1,
@@ -292,6 +292,12 @@ async function testPKI() {
   const wrongAt = (share) => Array.from({ length: 20 }, (_, i) => i).filter((i) => wrongAnswer(i, share));
   eq('wrong answers at 0.2: every fifth order', wrongAt(0.2), [4, 9, 14, 19]);
   eq('wrong answers at 0 and 1', [wrongAt(0).length, wrongAt(1).length], [0, 20]);
+  // ACME_SLOW_VUS: the saturation's slow clients, refused when not a whole number ≥ 1.
+  eq('slow clients: the default, and as given', [slowVUs({}), slowVUs({ ACME_SLOW_VUS: '45' })], [15, 45]);
+  throws('slow clients: 0', () => slowVUs({ ACME_SLOW_VUS: '0' }), /ACME_SLOW_VUS="0"/);
+  throws('slow clients: 2.5', () => slowVUs({ ACME_SLOW_VUS: '2.5' }), /a whole number/);
+  eq('the saturation records each part apart', [ACME_SATURATION_TRENDS.validation_fast, ACME_SATURATION_COUNTERS.issued_slow],
+    ['acme_validation_ms{part:fast}', 'pki_issued{part:slow}']);
 
   const key = await newAccountKey();
   const first = JSON.parse(await jws(key, { nonce: 'n1', url: 'https://ca/new-account' }, { termsOfServiceAgreed: true }));

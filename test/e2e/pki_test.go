@@ -47,7 +47,7 @@ func TestPKITier(t *testing.T) {
 		// the same issuance path, and the challenge-mode orders are the gate's one live run of certctl's
 		// http-01 validation. Every fifth challenge-mode order answers wrong, which certctl must refuse.
 		secs := 20.0
-		scenarios := "acme_order_flow,issuance_c4,acme_http01_c5,ocsp_crl"
+		scenarios := "acme_order_flow,issuance_c4,acme_http01_c5,acme_http01_saturated,ocsp_crl"
 		if testing.Short() {
 			secs, scenarios = 10, "acme_order_flow,acme_http01_c5,ocsp_crl"
 		}
@@ -103,6 +103,22 @@ func TestPKITier(t *testing.T) {
 		}
 		checked = append(checked, h01.summary)
 
+		if !testing.Short() {
+			// The validator pool full: 15 slow clients, each validation holding a slot 8 s, keep certctl's
+			// ten http-01 slots busy with a queue, and the two fast clients' validations wait in it.
+			sat := sequenceRun(t, r, "acme_http01_saturated")
+			wantThresholds(t, sat, "acme_http01_saturated")
+			srows := pkiRows(sat.summary, "acme_http01_saturated")
+			slow, fast := srows["order, slow responder (holds a validation slot)"], srows["order, fast responder (while the pool is full)"]
+			if slow.Clients != 17 || slow.OK < 10 || slow.Latency.P50 < 8000 || fast.OK < 1 {
+				t.Errorf("saturated pool: slow %+v, fast %+v; want 17 clients, ten slow orders or more each over the responder's 8 s, a fast one", slow, fast)
+			}
+			if v := sat.summary.Scenarios[0].Record.TrendsMS["validation_fast"]; v.P50 < 1000 {
+				t.Errorf("fast validation while the pool is full: %+v; want the queue's wait (over a second at p50)", v)
+			}
+			checked = append(checked, sat.summary)
+		}
+
 		rev := sequenceRun(t, r, "ocsp_crl")
 		wantThresholds(t, rev, "ocsp_crl")
 		rr := pkiRows(rev.summary, "ocsp_crl")
@@ -123,11 +139,14 @@ func TestPKITier(t *testing.T) {
 
 	t.Run("without the workarounds", func(t *testing.T) {
 		t.Parallel()
-		r := loadtestRun(t, pkiEnv(t, "SCENARIOS=acme_order_flow,acme_http01_c1,ocsp_crl", "DURATION=10s", "RATE_ACME_ORDER_FLOW=2", "RATE_OCSP_CRL=20"))
+		r := loadtestRun(t, pkiEnv(t, "SCENARIOS=acme_order_flow,acme_http01_c1,acme_http01_saturated,ocsp_crl", "DURATION=10s", "RATE_ACME_ORDER_FLOW=2", "RATE_OCSP_CRL=20"))
 		wantCode(t, r, 99)
 		// Challenge mode meets the same finalize: certctl validated the http-01 answer, then failed to sign.
 		wantThresholds(t, sequenceRun(t, r, "acme_http01_c1"), "acme_http01_c1", "acme_order_ok rate>0.99", "acme_finalize_500 count==0",
 			"http_req_failed rate<0.01", "checks rate>0.99", "acme_order_ms p(95)<5000")
+		// So do the saturated pool's orders, slow and fast alike, once validated.
+		wantThresholds(t, sequenceRun(t, r, "acme_http01_saturated"), "acme_http01_saturated", "acme_order_ok{part:fast} rate>0.99",
+			"acme_order_ok{part:slow} rate>0.99", "acme_finalize_500 count==0", "http_req_failed rate<0.01", "checks rate>0.99")
 		acme := sequenceRun(t, r, "acme_order_flow")
 		// No order succeeds: the order's latency budget judges no sample, and does not pass.
 		wantThresholds(t, acme, "acme_order_flow", "acme_order_ok rate>0.99", "acme_finalize_500 count==0", "http_req_failed rate<0.01", "checks rate>0.99",
@@ -153,6 +172,28 @@ func TestPKITier(t *testing.T) {
 		wantThresholds(t, sequenceRun(t, r, "acme_order_flow"), "acme_order_flow", "acme_order_ms p(95)<2000", "dropped_iterations count==0")
 		wantThresholds(t, sequenceRun(t, r, "issuance_c1"), "issuance_c1", "pki_issue_ms p(95)<2000")
 		wantThresholds(t, sequenceRun(t, r, "acme_http01_c1"), "acme_http01_c1", "acme_validation_ms p(95)<2000", "acme_order_ms p(95)<5000")
+	})
+
+	t.Run("the validator pool held past certctl's timeouts", func(t *testing.T) {
+		if testing.Short() {
+			t.Skip("full suite: the gate's live run of http-01 validation is acme_http01_c5's")
+		}
+		t.Parallel()
+		// 45 slow clients whose responder holds every answer 12 s: certctl gives up on each after 10 s
+		// (its validator's answer-header timeout), so every slow authorization goes invalid, each after
+		// holding one of the ten slots 10 s. The queue for a slot is 45 long; a fast client's validation
+		// waits in it about 45 s, past the 30 s certctl's pool gives one challenge, which starts only once
+		// a slot is taken (docs/certctl-findings.md#validation-wait-unbounded).
+		r := loadtestRun(t, pkiEnv(t, "SCENARIOS=acme_http01_saturated", "DURATION=1m", "ACME_FINALIZE_WORKAROUND=1",
+			"ACME_SLOW_VUS=45", "CHALLENGE_SLOW_LATENCY=12s"))
+		wantCode(t, r, 99)
+		sat := sequenceRun(t, r, "acme_http01_saturated")
+		wantThresholds(t, sat, "acme_http01_saturated", "acme_order_ok{part:slow} rate>0.99", "acme_validation_ms{part:fast} p(95)<30000", "checks rate>0.99")
+		c := sat.summary.Scenarios[0].Record.Counters
+		if c["issued_slow"] != 0 || c["challenge_invalid_slow"] < 10 || c["issued_fast"] < 1 || c["challenge_invalid_fast"] != 0 {
+			t.Errorf("slow issued %v, refused %v; fast issued %v, refused %v: want no slow order issued, ten or more refused, and fast ones issued, none refused",
+				c["issued_slow"], c["challenge_invalid_slow"], c["issued_fast"], c["challenge_invalid_fast"])
+		}
 	})
 
 	t.Run("nothing stored, revocation checks slow and failing", func(t *testing.T) {
