@@ -19,7 +19,7 @@ STEP = scripts/ci-step.sh $@
 # the binary too, and so do the findings' records (docs/findings, embedded there).
 GO_SOURCES := $(shell find cmd internal -type f -not -path '*/testdata/*' 2>/dev/null) $(wildcard docs/findings/*.md docs/findings/*.go docs/findings/*.yaml) go.mod go.sum
 
-.PHONY: help quickstart seed-external clean-external k8s judge capacity overhead findings compare compare-builds gate baseline loadtest loadtest-acme loadtest-deploy loadtest-pki loadtest-auth growth soak coldstart loadtest-limiter certctl-images spotcheck loadtest-scale loadtest-scale-bulk loadtest-scale-acme loadtest-scale-agent check report docs images test test-full test-unit test-browser test-k6 test-e2e test-e2e-full test-workflow test-workflow-full clean deps
+.PHONY: help quickstart seed-external clean-external k8s judge capacity overhead findings compare compare-builds gate baseline loadtest loadtest-acme loadtest-deploy loadtest-pki loadtest-auth growth fleet soak coldstart loadtest-limiter certctl-images spotcheck loadtest-scale loadtest-scale-bulk loadtest-scale-acme loadtest-scale-agent check report docs images test test-full test-unit test-browser test-k6 test-e2e test-e2e-full test-workflow test-workflow-full clean deps
 
 # The common knobs `make help` prints: rendered from internal/harness/knobs.go by `make docs` (a test
 # fails when this block is stale), so help needs no build.
@@ -96,6 +96,9 @@ loadtest-scale-agent: $(LOADTEST) ## Scale: heartbeat storm across the seeded ag
 
 growth: $(LOADTEST) ## Growth: the same mix at each inventory size of GROWTH_SIZES (1k, 10k, 100k certificates' year of history), each on a fresh stack, then each operation's growth fitted (docs/growth.md)
 	@LOADTEST_GOAL=$@ $(LOADTEST) growth || { code=$$?; echo "make: $@ exited $$code" >&2; exit $$code; }
+
+fleet: $(LOADTEST) ## Fleet answer: the largest fleet of FLEET's shape (fleets/example.yaml) this certctl carries at 47-day rotation, searched by runs of its load on seeded inventories (FLEET_GROWTH brackets it; docs/fleet.md)
+	@LOADTEST_GOAL=$@ $(LOADTEST) fleet || { code=$$?; echo "make: $@ exited $$code" >&2; exit $$code; }
 
 soak: $(LOADTEST) ## Soak: growth's mix for DURATION (30m unless set), judged for p95 drift and certctl's memory growth per SOAK_WINDOW, with table sizes and autovacuum (docs/growth.md)
 	@LOADTEST_GOAL=$@ $(LOADTEST) soak || { code=$$?; echo "make: $@ exited $$code" >&2; exit $$code; }

@@ -153,6 +153,16 @@ func commands() registry {
 			example: "GROWTH_SIZES=1000,10000,100000 loadtest growth",
 		},
 		{
+			name: "fleet", run: measurement("FLEET, FLEET_GROWTH or FLEET_BRACKET, FLEET_STEP and the run's knobs", "docs/fleet.md", fleetCmd), usage: []string{"fleet"},
+			summary: "search the largest fleet of FLEET's shape this certctl carries at its rotation, on this testbed",
+			about: "FLEET (fleets/example.yaml) describes a fleet's shape; at each size N its steady-state load (each operation's rate at the day's peak) " +
+				"runs for FLEET_STEP on a fresh stack seeded with N certificates' year of history. The search brackets N (from FLEET_GROWTH's growth curves " +
+				"when given), bisects it to 25 %, then confirms: a run at the answer that holds every budget and one at 1.25× it that does not. " +
+				"Exit 0 when confirmed, 99 when not. Results in results/<RUN_ID>/ (fleet.json, .txt and each run); docs/fleet.md.",
+			knobs:   []string{"FLEET", "FLEET_GROWTH", "FLEET_BRACKET", "FLEET_MAX", "FLEET_STEP", "CERTCTL_DIST"},
+			example: "FLEET_GROWTH=docs/growth/v2.1.7.json loadtest fleet",
+		},
+		{
 			name: "soak", run: measurement("DURATION, SOAK_WINDOW and the run's knobs", "docs/growth.md", soakCmd), usage: []string{"soak"},
 			summary: "run a steady mix for long and judge its drift: p95 per window, memory, tables, autovacuum",
 			about: "One ordinary run of growth's mix (or TIER and SCENARIOS) for DURATION (30m unless set), read in windows of SOAK_WINDOW: " +

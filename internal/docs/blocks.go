@@ -19,7 +19,7 @@ import (
 // Documents carrying generated blocks. k6/lib/knobs.js, the Makefile and the workflow carry theirs inside
 // comments.
 var Documents = []string{"README.md", "docs/configuration.md", "docs/scale.md", "docs/performance-baselines.md",
-	"docs/methodology.md", "docs/certctl-findings.md", "docs/findings/repro/README.md", "docs/diagnosis.md", "docs/growth.md", "docs/auth.md", "seed/README.md", "k6/lib/knobs.js", "Makefile",
+	"docs/methodology.md", "docs/certctl-findings.md", "docs/findings/repro/README.md", "docs/diagnosis.md", "docs/growth.md", "docs/fleet.md", "docs/auth.md", "seed/README.md", "k6/lib/knobs.js", "Makefile",
 	".github/workflows/loadtest.yml", "internal/defects/registry.yaml"}
 
 // Blocks renders every generated block by name.
@@ -84,6 +84,10 @@ func Blocks(root string, inspect Inspector) (map[string]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	fleetMix, err := FleetMixTable(root)
+	if err != nil {
+		return nil, err
+	}
 	blocks := map[string]string{
 		"executors": executors, "tiers": tiers, "scale-seed": scaleSeed, "ports": ports,
 		"scenarios": ScenarioTable(rows), "baselines": baselines, "spotchecks": spotchecks,
@@ -92,7 +96,7 @@ func Blocks(root string, inspect Inspector) (map[string]string, error) {
 		"exit-codes": ExitCodeTable(results.ExitCodes), "seed-variables": seedVars,
 		"defects-registry": RegistryTable(registry), "instruments": InstrumentTable(overhead.Instruments),
 		"findings": FindingsTable(catalog), "workflow-tier": tierInput, "workflow-own-stack": ownStack,
-		"growth-measured": growthTable, "auth-measured": authTable,
+		"growth-measured": growthTable, "auth-measured": authTable, "fleet-mix": fleetMix,
 	}
 	for _, kind := range []string{findings.KindDefect, findings.KindDesign, findings.KindDocumentation} {
 		if blocks["findings-"+kind], err = FindingSections(root, catalog, kind); err != nil {

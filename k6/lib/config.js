@@ -75,6 +75,14 @@ export function loadConfig(env) {
     rateFor(scenario, fallback) {
       return positiveInt(env, `RATE_${scenario.toUpperCase()}`, fallback);
     },
+    // UNIT_<SCENARIO> is RATE_<SCENARIO>'s time unit: s (a second) or m (a minute); else the scenario's.
+    unitFor(scenario, fallback) {
+      const name = `UNIT_${scenario.toUpperCase()}`;
+      const raw = env[name];
+      if (raw === undefined || raw === '') return fallback;
+      if (raw !== 's' && raw !== 'm') throw new Error(`${name}="${raw}": use s (a second) or m (a minute)`);
+      return `1${raw}`;
+    },
     // VUS_<SCENARIO> overrides a constant-vus scenario's VUs, e.g. VUS_ACME_BURST=50.
     vusFor(scenario, fallback) {
       return positiveInt(env, `VUS_${scenario.toUpperCase()}`, fallback);

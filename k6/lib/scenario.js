@@ -117,7 +117,7 @@ export function defineScenario(specIn, env) {
     : {
       executor: load.executor,
       rate: cfg.rateFor(spec.name, load.rate),
-      timeUnit: load.timeUnit || '1s',
+      timeUnit: cfg.unitFor(spec.name, load.timeUnit || '1s'),
       duration: cfg.duration,
       preAllocatedVUs: Math.min(cfg.preVUs || load.preAllocatedVUs, maxVUs),
       maxVUs,

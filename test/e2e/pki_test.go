@@ -175,9 +175,6 @@ func TestPKITier(t *testing.T) {
 	})
 
 	t.Run("the validator pool held past certctl's timeouts", func(t *testing.T) {
-		if testing.Short() {
-			t.Skip("full suite: the gate's live run of http-01 validation is acme_http01_c5's")
-		}
 		t.Parallel()
 		// 45 slow clients whose responder holds every answer 12 s: certctl gives up on each after 10 s
 		// (its validator's answer-header timeout), so every slow authorization goes invalid, each after

@@ -1,0 +1,247 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"certctl-loadtest/internal/fleet"
+	"certctl-loadtest/internal/growth"
+	"certctl-loadtest/internal/harness"
+	"certctl-loadtest/internal/results"
+	"certctl-loadtest/internal/testbed"
+)
+
+// fleetCmd searches the largest fleet of FLEET's shape this certctl carries: each size an ordinary run
+// of the fleet's load at that size (fleet.Mix) on a fresh stack seeded with that many certificates'
+// year (SEED_INVENTORY), bracketed by FLEET_GROWTH's curves when given, bisected to 25 %, then confirmed
+// at the answer and at 1.25× it. Results in results/<RUN_ID>/: fleet.json, fleet.txt and each run.
+func fleetCmd(ctx context.Context, m measure) int {
+	e := m.Env
+	file := m.envOr("FLEET", filepath.Join("fleets", "example.yaml"))
+	path := file
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(e.Root, path)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return m.fail("FLEET=%s: %v", file, err)
+	}
+	d, err := fleet.Parse(b, file)
+	if err != nil {
+		return m.fail("%v", err)
+	}
+	step := m.envOr("FLEET_STEP", "2m")
+	if _, err := harness.ParseDuration("FLEET_STEP", step); err != nil {
+		return m.fail("%v", err)
+	}
+	base := e.Getenv("RUN_ID")
+	if base == "" {
+		base = "fleet-" + e.Now().UTC().Format("0102-1504")
+	}
+	dir, err := measurementDir(e, base)
+	if err != nil {
+		return m.fail("%v", err)
+	}
+	configure := func(size float64) (harness.Config, Env, error) {
+		o := fleet.Knobs(d.Mix(size))
+		for k, v := range map[string]string{
+			"SEED_INVENTORY": strconv.Itoa(int(size)), "RUN_ID": base + "-" + strconv.Itoa(int(size)), "RESULTS_DIR": dir,
+			"DURATION": step, "ACME_FINALIZE_WORKAROUND": "1", "OCSP_RESPONDER_WORKAROUND": "1",
+		} {
+			o[k] = v
+		}
+		keys := make([]string, 0, len(o))
+		for k := range o {
+			keys = append(keys, k)
+		}
+		return overridden(e, o, keys...)
+	}
+	// Every size's configuration is the same but for its rates and seed: a bad knob fails here.
+	first, _, err := configure(1000)
+	if err != nil {
+		return m.fail("%v", err)
+	}
+	plan := fleet.Plan{Low: 1000, High: 100_000, From: "the default range (FLEET_GROWTH not given)"}
+	switch g, br := e.Getenv("FLEET_GROWTH"), e.Getenv("FLEET_BRACKET"); {
+	case g != "" && br != "":
+		return m.fail("FLEET_GROWTH and FLEET_BRACKET each set the bracket: give one")
+	case br != "":
+		lo, hi, ok := strings.Cut(br, ",")
+		l, err1 := strconv.Atoi(strings.TrimSpace(lo))
+		h, err2 := strconv.Atoi(strings.TrimSpace(hi))
+		if !ok || err1 != nil || err2 != nil || l < 1 || h <= l {
+			return m.fail("FLEET_BRACKET=%q: two sizes in certificates, the smaller first (e.g. 20000,50000)", br)
+		}
+		plan = fleet.Plan{Low: float64(l), High: float64(h), From: "FLEET_BRACKET"}
+	case g != "":
+		if plan, err = growthBracket(ctx, e, first, g); err != nil {
+			return m.fail("FLEET_GROWTH=%s: %v", g, err)
+		}
+	}
+	settings := fleet.DefaultSettings
+	if v := e.Getenv("FLEET_MAX"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || float64(n) < settings.Min {
+			return m.fail("FLEET_MAX=%q: the largest size to try, whole certificates, %g at least", v, settings.Min)
+		}
+		settings.Max = float64(n)
+	}
+	if plan.High > settings.Max {
+		plan.High = settings.Max
+	}
+	if plan.Low >= plan.High {
+		return m.fail("the bracket %s–%s does not fit under FLEET_MAX=%s", fleet.SizeText(plan.Low), fleet.SizeText(plan.High), fleet.SizeText(settings.Max))
+	}
+	if !m.makeDir(dir) {
+		return results.ExitEnvironment
+	}
+	m.say("fleet %s (%s) at %g-day rotation, %s a size; bracket %s–%s certificates from %s; results in %s",
+		d.Name, file, d.RotationDays, step, fleet.SizeText(plan.Low), fleet.SizeText(plan.High), plan.From, dir)
+	// The testbed and build are the first run's: every run of the search is on this machine.
+	var tb *testbed.Calibration
+	var build string
+	run := func(ctx context.Context, size float64, role string) fleet.Try {
+		c, env, _ := configure(size)
+		m.say("%s certificates (%s, %s)", fleet.SizeText(size), role, c.RunID)
+		start := e.Now()
+		env.Stdout = io.Discard
+		rc := runOne(ctx, env, "run", c)
+		t := fleet.Try{Size: size, Role: role, RunID: c.RunID, ExitCode: rc, TookS: e.Now().Sub(start).Seconds()}
+		t.RunDir, _ = filepath.Rel(dir, c.RunDir())
+		sum, err := results.Load(c.RunDir())
+		if err != nil {
+			t.Problem = err.Error()
+			return t
+		}
+		if tb == nil && sum.Run.Testbed != nil {
+			tb, build = sum.Run.Testbed, results.BuildName(sum.Run.Certctl)
+		}
+		judgeTry(&t, sum)
+		return t
+	}
+	res := fleet.Search(ctx, d, plan, settings, run, func(r fleet.Result) {
+		r.Testbed, r.Build = tb, build
+		if err := fleet.Write(dir, r); err != nil {
+			m.say("writing %s: %v", dir, err)
+		}
+	})
+	res.Testbed, res.Build = tb, build
+	fmt.Fprint(e.Stdout, fleet.Text(res))
+	switch {
+	case ctx.Err() != nil:
+		return results.ExitInterrupted
+	case res.Answer == 0 && !strings.HasPrefix(res.Verdict, "carries no fleet"):
+		return results.ExitNoResults
+	case res.Confirmed, math.IsInf(res.Interval[1], 1):
+		// Confirmed, or every size held up to FLEET_MAX: no budget broke that the answer does not state.
+		return results.ExitOK
+	}
+	return results.ExitThresholds
+}
+
+// judgeTry reads a run's summary: it held when every threshold of every scenario did (a registered
+// defect's breach included: the fleet is not carried whatever is known about why); it decided nothing
+// when a scenario left no results or the machine decided its breaches.
+func judgeTry(t *fleet.Try, sum results.Summary) {
+	switch {
+	case sum.ExitCode == results.ExitInconclusive:
+		t.Problem = "inconclusive: " + sum.Inconclusive
+		return
+	case sum.ExitCode != results.ExitOK && sum.ExitCode != results.ExitThresholds:
+		meaning, _ := results.ExitMeaning(sum.ExitCode)
+		t.Problem = fmt.Sprintf("exit %d (%s): %s", sum.ExitCode, meaning, strings.Join(sum.FailedChecks, "; "))
+		return
+	}
+	t.Holds = true
+	for _, sc := range sum.Scenarios {
+		if sc.Record == nil {
+			t.Holds, t.Problem = false, fmt.Sprintf("%s: %s", sc.Name, sc.Problem)
+			return
+		}
+		for _, th := range sc.Record.Thresholds {
+			if th.OK {
+				continue
+			}
+			t.Holds = false
+			got := "no sample"
+			if th.Value != nil {
+				got = fmt.Sprintf("%s=%g", th.Aggregate, *th.Value)
+			}
+			t.Broke = append(t.Broke, fmt.Sprintf("%s: %s %s (%s)", sc.Name, unscoped(th.Metric), th.Expression, got))
+		}
+	}
+	if !t.Holds && sum.Diagnosis != nil {
+		for _, f := range sum.Diagnosis.Findings {
+			if f.Kind == "limit" || t.Cause == "" {
+				t.Cause = f.Sentence
+				if f.Kind == "limit" {
+					break
+				}
+			}
+		}
+	}
+}
+
+var scenarioTag = regexp.MustCompile(`,?scenario:[a-z0-9_]+`)
+
+// unscoped drops the scenario tag k6's threshold carries: the scenario is named beside it.
+func unscoped(metric string) string {
+	m := scenarioTag.ReplaceAllString(metric, "")
+	m = strings.Replace(m, "{,", "{", 1)
+	return strings.TrimSuffix(m, "{}")
+}
+
+var p95Budget = regexp.MustCompile(`^p\(95\)<(\d+(?:\.\d+)?)$`)
+
+// growthBracket reads a growth record (growth.json) and each of the fleet's scenarios' p95 budget (its
+// smallest untagged p(95)<N, as k6 resolves it), and brackets the search by where each operation's p95
+// reaches its budget.
+func growthBracket(ctx context.Context, e Env, c harness.Config, file string) (fleet.Plan, error) {
+	path := file
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(e.Root, path)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return fleet.Plan{}, err
+	}
+	var g growth.Result
+	if err := json.Unmarshal(b, &g); err != nil || g.Schema != growth.Schema {
+		return fleet.Plan{}, fmt.Errorf("not a growth record (%s): %v", growth.Schema, err)
+	}
+	rows, err := planRows(ctx, e, c)
+	if err != nil {
+		return fleet.Plan{}, err
+	}
+	budgets := map[string]float64{}
+	for _, r := range rows {
+		for sel, exprs := range r.Thresholds {
+			if sel != "http_req_duration{expected_response:true}" && strings.Contains(sel, "{") {
+				continue
+			}
+			for _, x := range exprs {
+				if m := p95Budget.FindStringSubmatch(x); m != nil {
+					v, _ := strconv.ParseFloat(m[1], 64)
+					if old, ok := budgets[r.Scenario]; !ok || v < old {
+						budgets[r.Scenario] = v
+					}
+				}
+			}
+		}
+	}
+	curves := map[string][]fleet.Point{}
+	for _, op := range g.Ops {
+		for _, p := range op.Points {
+			curves[op.Name] = append(curves[op.Name], fleet.Point{Size: p.Size, P95: p.P95})
+		}
+	}
+	return fleet.Bracket(curves, budgets, file), nil
+}

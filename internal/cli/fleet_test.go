@@ -1,0 +1,40 @@
+package cli
+
+import (
+	"strings"
+	"testing"
+
+	"certctl-loadtest/internal/diagnosis"
+	"certctl-loadtest/internal/fleet"
+	"certctl-loadtest/internal/results"
+)
+
+// A size holds only when every threshold of every scenario held: a breach certctl's registry explains
+// (exit 0 under KNOWN_DEFECTS=pass) still does not carry the fleet; a machine-decided run decides nothing.
+func TestJudgeTry(t *testing.T) {
+	v := 912.4
+	rec := func(ok bool) *results.Record {
+		r := &results.Record{Thresholds: []results.Threshold{{Metric: "http_req_duration{expected_response:true,scenario:stats_summary}", Expression: "p(95)<800", OK: ok, Aggregate: "p(95)", Value: &v}}}
+		return r
+	}
+	sum := func(code int, ok bool) results.Summary {
+		return results.Summary{ExitCode: code, Scenarios: []results.Scenario{{Name: "stats_summary", Record: rec(ok)}},
+			Diagnosis: &diagnosis.Diagnosis{Findings: []diagnosis.Finding{{Kind: "info", Sentence: "k6 at 20 %"}, {Kind: "limit", Sentence: "postgres at 95 % CPU"}}}}
+	}
+	var held, known, broke, machine fleet.Try
+	judgeTry(&held, sum(0, true))
+	judgeTry(&known, sum(0, false))
+	judgeTry(&broke, sum(99, false))
+	s := sum(6, false)
+	s.Inconclusive = "work outside the run took 40 % of the CPUs"
+	judgeTry(&machine, s)
+	if !held.Holds || known.Holds || broke.Holds || machine.Decided() {
+		t.Errorf("held %+v, known %+v, broke %+v, machine %+v", held, known, broke, machine)
+	}
+	if len(broke.Broke) != 1 || broke.Broke[0] != "stats_summary: http_req_duration{expected_response:true} p(95)<800 (p(95)=912.4)" || broke.Cause != "postgres at 95 % CPU" {
+		t.Errorf("broke %q, cause %q", broke.Broke, broke.Cause)
+	}
+	if !strings.Contains(machine.Problem, "work outside the run") {
+		t.Errorf("machine-decided: %q", machine.Problem)
+	}
+}

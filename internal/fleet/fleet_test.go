@@ -1,0 +1,182 @@
+package fleet
+
+import (
+	"context"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"certctl-loadtest/internal/golden"
+	"certctl-loadtest/internal/testbed"
+)
+
+func example(t *testing.T) Description {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "fleets", "example.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := Parse(b, "fleets/example.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func TestParseRefusesEarly(t *testing.T) {
+	b, _ := os.ReadFile(filepath.Join("..", "..", "fleets", "example.yaml"))
+	good := string(b)
+	for _, tc := range []struct{ name, text, want string }{
+		{"missing", strings.Replace(good, "peak_factor: 3\n", "", 1), "missing peak_factor"},
+		{"unknown", good + "certificates: 1000\n", "field certificates not found"},
+		{"share", strings.Replace(good, "acme_share: 0.5", "acme_share: 1.5", 1), "acme_share: 1.5 must be a share between 0 and 1"},
+		{"zero poll", strings.Replace(good, "agent_poll_seconds: 30", "agent_poll_seconds: 0", 1), "agent_poll_seconds: 0 must be a positive number"},
+		{"peak", strings.Replace(good, "peak_factor: 3", "peak_factor: 0.5", 1), "peak_factor: 0.5 must be 1"},
+		{"text", strings.Replace(good, "rotation_days: 47", "rotation_days: often", 1), "cannot unmarshal"},
+	} {
+		_, err := Parse([]byte(tc.text), "f.yaml")
+		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), "f.yaml: ") {
+			t.Errorf("%s: %v; want an error naming f.yaml and %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+// The example fleet at 100,000 certificates: each rate by its formula, and rounded as k6 runs it.
+func TestMixAt100k(t *testing.T) {
+	mix := example(t).Mix(100_000)
+	want := map[string]struct {
+		perS float64
+		rate int
+		unit string
+	}{
+		"agent_work":          {100_000.0 / 10 / 30, 333, "s"},
+		"ocsp_crl":            {100_000.0 * 48 / 86400 * 3, 167, "s"},
+		"acme_flow":           {100_000.0 * 0.5 * 2 / 86400 * 3, 208, "m"},
+		"acme_order_flow":     {100_000.0 / (47 * 86400) * 3 * 0.5, 2, "m"},
+		"issuance_acceptance": {100_000.0 / (47 * 86400) * 3 * 0.5, 2, "m"},
+		"stats_summary":       {5.0 / 60, 5, "m"},
+		"list_certificates":   {5.0 * 2 / 60, 10, "m"},
+	}
+	if len(mix) != len(want) {
+		t.Fatalf("%d operations, want %d: %+v", len(mix), len(want), mix)
+	}
+	for _, o := range mix {
+		w := want[o.Scenario]
+		if math.Abs(o.PerSecond-w.perS) > 1e-9 || o.Rate != w.rate || o.Unit != w.unit {
+			t.Errorf("%s: %g/s run as %d/%s; want %g/s as %d/%s", o.Scenario, o.PerSecond, o.Rate, o.Unit, w.perS, w.rate, w.unit)
+		}
+	}
+	k := Knobs(mix)
+	if k["TIER"] != Tiers || k["RATE_AGENT_WORK"] != "333" || k["UNIT_AGENT_WORK"] != "s" || k["UNIT_ACME_ORDER_FLOW"] != "m" ||
+		!strings.HasPrefix(k["SCENARIOS"], "agent_work,ocsp_crl,") {
+		t.Errorf("knobs %v", k)
+	}
+	// No ACME clients, no dashboard: those operations are not run at all.
+	d := example(t)
+	d.ACMEShare, d.DashboardUsers = 0, 0
+	for _, o := range d.Mix(1000) {
+		if o.Scenario == "acme_flow" || o.Scenario == "acme_order_flow" || o.Scenario == "stats_summary" || o.Scenario == "list_certificates" {
+			t.Errorf("%s in a fleet without ACME clients or dashboard users", o.Scenario)
+		}
+	}
+}
+
+// A fake testbed that carries 37,000 certificates: the search brackets, bisects to 25 % and confirms.
+func TestSearchFindsTheLimitAndConfirmsIt(t *testing.T) {
+	run := func(limit float64) Runner {
+		return func(_ context.Context, n float64, role string) Try {
+			t := Try{Size: n, Role: role, Holds: n <= limit, TookS: 60}
+			if !t.Holds {
+				t.ExitCode, t.Broke, t.Cause = 99, []string{"stats_summary: http_req_duration p(95)<800"}, "postgres at 95 % CPU"
+			}
+			return t
+		}
+	}
+	saves := 0
+	res := Search(context.Background(), example(t), Plan{Low: 10_000, High: 100_000}, DefaultSettings, run(37_000), func(Result) { saves++ })
+	if !res.Confirmed || res.Answer > 37_000 || res.Interval[1] <= 37_000 || res.Interval[1]/res.Interval[0] > 1.25 {
+		t.Fatalf("answer %g in %v, confirmed %v: %s", res.Answer, res.Interval, res.Confirmed, res.Verdict)
+	}
+	last := res.Tries[len(res.Tries)-2:]
+	if last[0].Role != "confirm" || last[0].Size != res.Answer || last[1].Role != "beyond" || last[1].Size != round2(res.Answer*1.25) {
+		t.Errorf("confirming runs %+v", last)
+	}
+	if !strings.HasPrefix(res.Verdict, "carries "+SizeText(res.Answer)+" certificates (") || res.GivesWay == nil || res.GivesWay.Holds {
+		t.Errorf("verdict %q, gives way %+v", res.Verdict, res.GivesWay)
+	}
+	if saves < len(res.Tries) || len(res.Tries) > 8 {
+		t.Errorf("%d tries, %d saves: want each try saved, and eight tries at most from a tenfold bracket", len(res.Tries), saves)
+	}
+	// A bracket that is wrong both ways is widened: the limit below it, and above it.
+	for _, limit := range []float64{1_500, 900_000} {
+		res := Search(context.Background(), example(t), Plan{Low: 10_000, High: 100_000}, DefaultSettings, run(limit), func(Result) {})
+		if !res.Confirmed || res.Answer > limit || res.Interval[1] <= limit {
+			t.Errorf("limit %g: answer %g in %v (%s)", limit, res.Answer, res.Interval, res.Verdict)
+		}
+	}
+	// Nothing holds: said so, with what broke at the smallest size.
+	res = Search(context.Background(), example(t), Plan{Low: 1000, High: 10_000}, DefaultSettings, run(10), func(Result) {})
+	if res.Answer != 0 || !strings.HasPrefix(res.Verdict, "carries no fleet of this shape: 100 certificates") || !strings.Contains(res.Verdict, "postgres at 95 % CPU") {
+		t.Errorf("nothing holds: %g, %q", res.Answer, res.Verdict)
+	}
+	// A run that decides nothing stops the search and says so; what ran is kept.
+	stuck := func(_ context.Context, n float64, role string) Try {
+		return Try{Size: n, Role: role, Problem: "the machine decided it"}
+	}
+	res = Search(context.Background(), example(t), Plan{Low: 1000, High: 10_000}, DefaultSettings, stuck, func(Result) {})
+	if len(res.Tries) != 1 || !strings.Contains(res.Verdict, "decided nothing (the machine decided it)") {
+		t.Errorf("undecided: %d tries, %q", len(res.Tries), res.Verdict)
+	}
+}
+
+// The bracket from growth curves: the operation that reaches its budget first decides it.
+func TestBracketFromGrowth(t *testing.T) {
+	curves := map[string][]Point{
+		// v2.1.7's recorded growth (docs/growth/v2.1.7.json): the summary is past 800 ms at 10k.
+		"stats_summary":     {{1000, 87.243}, {10000, 997.138}, {100000, 7309.251}},
+		"list_certificates": {{1000, 7.449}, {10000, 16.011}, {100000, 269.795}},
+		"flat":              {{1000, 5}, {10000, 5}},
+	}
+	p := Bracket(curves, map[string]float64{"stats_summary": 800, "list_certificates": 800, "flat": 800}, "docs/growth/v2.1.7.json")
+	if len(p.Predicted) != 2 || p.Predicted[0].Scenario != "stats_summary" || p.Predicted[0].Size < 5000 || p.Predicted[0].Size > 10000 {
+		t.Fatalf("predictions %+v", p.Predicted)
+	}
+	if p.Predicted[1].Scenario != "list_certificates" || p.Predicted[1].Size < 200_000 {
+		t.Errorf("list_certificates extrapolated past its last size: %+v", p.Predicted[1])
+	}
+	if p.Low != round2(p.Predicted[0].Size/4) || p.High != round2(p.Predicted[0].Size*4) || !strings.Contains(p.From, "stats_summary's p95 reaches its 800 ms budget") {
+		t.Errorf("bracket %+v", p)
+	}
+	if d := Bracket(nil, nil, ""); d.Low != 1000 || d.High != 100_000 {
+		t.Errorf("default bracket %+v", d)
+	}
+}
+
+func TestRound2AndSizeText(t *testing.T) {
+	for in, want := range map[float64]float64{12345: 12000, 37000: 37000, 46250: 46000, 99: 99, 1_234_567: 1_200_000} {
+		if got := round2(in); got != want {
+			t.Errorf("round2(%g) = %g, want %g", in, got, want)
+		}
+	}
+	if s := SizeText(1_200_000); s != "1,200,000" {
+		t.Errorf("SizeText: %q", s)
+	}
+}
+
+// fleet.txt, from a search on the fake testbed that carries 37,000 certificates.
+func TestTextGolden(t *testing.T) {
+	run := func(_ context.Context, n float64, role string) Try {
+		t := Try{Size: n, Role: role, Holds: n <= 37_000, TookS: 150, RunID: "fleet-" + SizeText(n)}
+		if !t.Holds {
+			t.ExitCode, t.Broke, t.Cause = 99, []string{"stats_summary: http_req_duration p(95)<800 (p(95)=912 ms)"}, "postgres at 95 % CPU, most in the summary's job count"
+		}
+		return t
+	}
+	p := Bracket(map[string][]Point{"stats_summary": {{1000, 87.243}, {10000, 997.138}, {100000, 7309.251}}}, map[string]float64{"stats_summary": 800}, "docs/growth/v2.1.7.json")
+	res := Search(context.Background(), example(t), p, DefaultSettings, run, func(Result) {})
+	res.Testbed = &testbed.Calibration{CPUs: 2, CPUModel: "AMD EPYC", CPUSingle: 1000, CPUAll: 1980, FsyncP50Ms: 0.9, FsyncP99Ms: 2.1, FsyncOps: 200}
+	res.Build = "v2.1.7"
+	golden.Check(t, "fleet.txt", Text(res))
+}

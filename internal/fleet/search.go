@@ -1,0 +1,269 @@
+package fleet
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"certctl-loadtest/internal/testbed"
+)
+
+// Schema names fleet.json's shape.
+const Schema = "certctl-loadtest/fleet@1"
+
+// Try is one run of the fleet's load at a size.
+type Try struct {
+	Size float64 `json:"size"`
+	// Role: "bracket", "bisect", "confirm" (at the answer) or "beyond" (at Beyond × the answer).
+	Role     string `json:"role"`
+	RunID    string `json:"run_id"`
+	RunDir   string `json:"run_dir,omitempty"`
+	ExitCode int    `json:"exit_code"`
+	// Holds: every threshold of every scenario passed. A known defect's breach does not hold: the fleet
+	// is not carried whatever the registry says of it.
+	Holds bool `json:"holds"`
+	// Broke: the thresholds that failed, "scenario: threshold (measured)"; Cause: the diagnosis' first
+	// sentence for the run, what gave way.
+	Broke []string `json:"broke,omitempty"`
+	Cause string   `json:"cause,omitempty"`
+	// Problem: the run decided nothing (no results, the machine decided it, an error).
+	Problem string  `json:"problem,omitempty"`
+	TookS   float64 `json:"took_s"`
+}
+
+// Decided says whether the try says anything about the size: it held, or it broke with results.
+func (t Try) Decided() bool { return t.Problem == "" }
+
+// Plan is how the search brackets the answer before it runs: from the growth curves, when given.
+type Plan struct {
+	Low, High float64 `json:"-"`
+	// From says where the bracket comes from: the growth record and the operation it predicts gives way
+	// first, or the default range.
+	From string `json:"from"`
+	// Predicted: per operation, the size at which its p95 reaches its budget, extrapolated from the
+	// growth record's two largest sizes (absent when it never does within the record's trend).
+	Predicted []Prediction `json:"predicted,omitempty"`
+}
+
+// Prediction is one operation's extrapolated limit.
+type Prediction struct {
+	Scenario string  `json:"scenario"`
+	BudgetMS float64 `json:"budget_p95_ms"`
+	Size     float64 `json:"size"`
+}
+
+// Search's settings.
+type Settings struct {
+	// Precision: the search stops when the largest size that held and the smallest that broke are within
+	// this ratio (1.25: the confirming run at 1.25× the answer is the next size up).
+	Precision float64
+	// Beyond: the confirming run that must break, at this many times the answer.
+	Beyond float64
+	// Min and Max bound the sizes tried.
+	Min, Max float64
+}
+
+// DefaultSettings: 25 % steps, between 100 and 10 million certificates.
+var DefaultSettings = Settings{Precision: 1.25, Beyond: 1.25, Min: 100, Max: 10_000_000}
+
+// Result is fleet.json.
+type Result struct {
+	Schema string      `json:"schema"`
+	Fleet  Description `json:"fleet"`
+	Plan   Plan        `json:"plan"`
+	Tries  []Try       `json:"tries"`
+	// Answer: the largest size that held, and the smallest above it that broke: the interval.
+	Answer   float64    `json:"answer"`
+	Interval [2]float64 `json:"interval"`
+	// Confirmed: the run at the answer held and the run at Beyond × the answer broke.
+	Confirmed bool `json:"confirmed"`
+	// Verdict is the answer in one sentence, or why there is none.
+	Verdict string `json:"verdict"`
+	// GivesWay: at the smallest size that broke, which budgets and what the diagnosis names.
+	GivesWay *Try `json:"gives_way,omitempty"`
+	// Mix is the load at the answer.
+	Mix   []Op    `json:"mix"`
+	TookS float64 `json:"took_s"`
+	// Testbed and Build: the machine's calibration and the certctl build, as the runs recorded them;
+	// two answers on different testbeds are not compared.
+	Testbed *testbed.Calibration `json:"testbed,omitempty"`
+	Build   string               `json:"build,omitempty"`
+}
+
+// Runner runs the fleet's load at a size and says how it went.
+type Runner func(ctx context.Context, size float64, role string) Try
+
+// Search runs the plan's bracket, bisects it (geometrically) to the precision, then confirms: a run at
+// the answer that holds and one at Beyond × the answer that breaks. save is called after every try, so a
+// search cut short keeps what it ran.
+func Search(ctx context.Context, d Description, p Plan, s Settings, run Runner, save func(Result)) Result {
+	res := Result{Schema: Schema, Fleet: d, Plan: p}
+	try := func(size float64, role string) (Try, bool) {
+		t := run(ctx, size, role)
+		res.Tries = append(res.Tries, t)
+		save(res)
+		if !t.Decided() {
+			res.Verdict = fmt.Sprintf("no answer: the run at %s certificates decided nothing (%s)", SizeText(size), t.Problem)
+			return t, false
+		}
+		return t, ctx.Err() == nil
+	}
+	lo, hi := round2(p.Low), round2(p.High)
+	var brokeAt *Try
+	// The bracket's low end must hold, its high end break: widen it fourfold until they do.
+	for {
+		t, ok := try(lo, "bracket")
+		if !ok {
+			return finish(res, save)
+		}
+		if t.Holds {
+			break
+		}
+		brokeAt, hi = &t, lo
+		if lo <= s.Min {
+			res.Verdict = fmt.Sprintf("carries no fleet of this shape: %s certificates, the smallest size tried, broke: %s", SizeText(lo), brokeText(t))
+			res.GivesWay = brokeAt
+			return finish(res, save)
+		}
+		lo = round2(math.Max(s.Min, lo/4))
+	}
+	for brokeAt == nil || brokeAt.Size != hi {
+		t, ok := try(hi, "bracket")
+		if !ok {
+			return finish(res, save)
+		}
+		if !t.Holds {
+			brokeAt = &t
+			break
+		}
+		lo = hi
+		if hi >= s.Max {
+			res.Answer, res.Interval = hi, [2]float64{hi, math.Inf(1)}
+			res.Verdict = fmt.Sprintf("carries at least %s certificates, the largest size tried", SizeText(hi))
+			return finish(res, save)
+		}
+		hi = round2(math.Min(s.Max, hi*4))
+	}
+	for hi/lo > s.Precision {
+		m := round2(math.Sqrt(lo * hi))
+		if m <= lo || m >= hi {
+			break
+		}
+		t, ok := try(m, "bisect")
+		if !ok {
+			return finish(res, save)
+		}
+		if t.Holds {
+			lo = m
+		} else {
+			hi, brokeAt = m, &t
+		}
+	}
+	res.Answer, res.Interval = lo, [2]float64{lo, hi}
+	res.GivesWay = brokeAt
+	at, ok := try(lo, "confirm")
+	if !ok {
+		return finish(res, save)
+	}
+	beyond, ok := try(round2(lo*s.Beyond), "beyond")
+	if !ok {
+		return finish(res, save)
+	}
+	res.Confirmed = at.Holds && !beyond.Holds
+	if !beyond.Holds {
+		res.GivesWay = &beyond
+	}
+	switch {
+	case res.Confirmed:
+		res.Verdict = fmt.Sprintf("carries %s certificates (%s–%s)", SizeText(lo), SizeText(lo), SizeText(hi))
+	case !at.Holds:
+		res.Verdict = fmt.Sprintf("not confirmed: %s certificates held once and broke on the confirming run (%s): the answer is within the runs' spread", SizeText(lo), brokeText(at))
+	default:
+		res.Verdict = fmt.Sprintf("not confirmed: %s certificates (%g× the answer) held on the confirming run, though %s broke in the search", SizeText(beyond.Size), s.Beyond, SizeText(hi))
+	}
+	return finish(res, save)
+}
+
+func finish(res Result, save func(Result)) Result {
+	res.TookS = 0
+	for _, t := range res.Tries {
+		res.TookS += t.TookS
+	}
+	if res.Answer > 0 {
+		res.Mix = res.Fleet.Mix(res.Answer)
+	}
+	save(res)
+	return res
+}
+
+func brokeText(t Try) string {
+	if len(t.Broke) == 0 {
+		return fmt.Sprintf("exit %d", t.ExitCode)
+	}
+	s := strings.Join(t.Broke, "; ")
+	if t.Cause != "" {
+		s += " — " + t.Cause
+	}
+	return s
+}
+
+// round2 rounds a size to two significant digits (12,345 → 12,000), so that sizes read as a person
+// would choose them and a search's runs can be repeated by hand.
+func round2(n float64) float64 {
+	if n <= 0 {
+		return n
+	}
+	e := math.Pow(10, math.Floor(math.Log10(n))-1)
+	return math.Round(n/e) * e
+}
+
+// SizeText: 12000 → "12,000".
+func SizeText(n float64) string {
+	s := strconv.FormatFloat(math.Round(n), 'f', 0, 64)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
+// Point is one size of a growth record: an operation's p95 there.
+type Point struct{ Size, P95 float64 }
+
+// Bracket predicts, for each operation with a p95 budget, the size at which its p95 reaches the budget,
+// from its two largest points (a power law through them); the bracket is a quarter to four times the
+// smallest prediction. Without any prediction it is the default range, 1,000 to 100,000.
+func Bracket(curves map[string][]Point, budgets map[string]float64, source string) Plan {
+	var preds []Prediction
+	for sc, pts := range curves {
+		b, ok := budgets[sc]
+		if !ok || len(pts) < 2 {
+			continue
+		}
+		sort.Slice(pts, func(i, j int) bool { return pts[i].Size < pts[j].Size })
+		p1, p2 := pts[len(pts)-2], pts[len(pts)-1]
+		var at float64
+		switch {
+		case p1.P95 >= b:
+			// Already past the budget at the second-largest size: somewhere below it.
+			at = p1.Size * b / p1.P95
+		case p2.P95 >= b:
+			at = p1.Size * math.Pow(p2.Size/p1.Size, math.Log(b/p1.P95)/math.Log(p2.P95/p1.P95))
+		case p2.P95 > p1.P95:
+			exp := math.Log(p2.P95/p1.P95) / math.Log(p2.Size/p1.Size)
+			at = p2.Size * math.Pow(b/p2.P95, 1/exp)
+		default:
+			continue // not growing: no prediction
+		}
+		preds = append(preds, Prediction{Scenario: sc, BudgetMS: b, Size: round2(at)})
+	}
+	sort.Slice(preds, func(i, j int) bool { return preds[i].Size < preds[j].Size })
+	if len(preds) == 0 {
+		return Plan{Low: 1000, High: 100_000, From: "the default range (no growth record, or none of its operations nears its budget)"}
+	}
+	first := preds[0]
+	return Plan{Low: round2(first.Size / 4), High: round2(first.Size * 4), Predicted: preds,
+		From: fmt.Sprintf("%s: %s's p95 reaches its %g ms budget at about %s certificates", source, first.Scenario, first.BudgetMS, SizeText(first.Size))}
+}

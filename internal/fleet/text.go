@@ -1,0 +1,59 @@
+package fleet
+
+import (
+	"fmt"
+	"strings"
+	"text/tabwriter"
+
+	"certctl-loadtest/internal/output"
+)
+
+// Text is fleet.txt: the answer in a sentence, how it was found, the runs, and the load at the answer.
+func Text(r Result) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "fleet %s at %g-day rotation: %s", r.Fleet.Name, r.Fleet.RotationDays, r.Verdict)
+	if r.Testbed != nil {
+		fmt.Fprintf(&b, " on this testbed (%s)", r.Testbed)
+	}
+	b.WriteString(".\n")
+	if g := r.GivesWay; g != nil && r.Answer > 0 {
+		fmt.Fprintf(&b, "The first thing to give way beyond it, at %s certificates: %s.\n", SizeText(g.Size), brokeText(*g))
+	}
+	if r.Build != "" {
+		fmt.Fprintf(&b, "certctl %s.\n", r.Build)
+	}
+	fmt.Fprintf(&b, "\nBracket: %s.\n", r.Plan.From)
+	for _, p := range r.Plan.Predicted {
+		fmt.Fprintf(&b, "  %-20s p95 reaches %g ms at about %s certificates\n", p.Scenario, p.BudgetMS, SizeText(p.Size))
+	}
+	b.WriteString("\nRuns, each a fresh stack seeded with that many certificates' year of history:\n")
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  size\trole\tverdict\ttook\trun")
+	for _, t := range r.Tries {
+		v := "held"
+		switch {
+		case !t.Decided():
+			v = "undecided: " + t.Problem
+		case !t.Holds:
+			v = "broke: " + brokeText(t)
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%.0f s\t%s\n", SizeText(t.Size), t.Role, v, t.TookS, t.RunID)
+	}
+	tw.Flush()
+	if len(r.Mix) > 0 {
+		fmt.Fprintf(&b, "\nThe load at %s certificates (the busiest hour):\n", SizeText(r.Answer))
+		tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "  scenario\twhat\tderived\trun as\tfrom")
+		for _, o := range r.Mix {
+			fmt.Fprintf(tw, "  %s\t%s\t%.3g/s\t%d/%s\t%s\n", o.Scenario, o.What, o.PerSecond, o.Rate, o.Unit, o.Formula)
+		}
+		tw.Flush()
+	}
+	fmt.Fprintf(&b, "\n%d runs, %.0f min.\n", len(r.Tries), r.TookS/60)
+	return b.String()
+}
+
+// Write writes fleet.json and fleet.txt into dir.
+func Write(dir string, r Result) error {
+	return output.Files(dir, output.File{Name: "fleet.json", JSON: r}, output.File{Name: "fleet.txt", Text: Text(r)})
+}
