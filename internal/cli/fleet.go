@@ -125,6 +125,14 @@ func fleetCmd(ctx context.Context, m measure) int {
 			tb, build = sum.Run.Testbed, results.BuildName(sum.Run.Certctl)
 		}
 		judgeTry(&t, sum)
+		for _, sc := range sum.Scenarios {
+			if sc.Record != nil && sc.Record.LatencyMS.P95 > 0 {
+				if t.P95 == nil {
+					t.P95 = map[string]float64{}
+				}
+				t.P95[sc.Name] = sc.Record.LatencyMS.P95
+			}
+		}
 		return t
 	}
 	res := fleet.Search(ctx, d, plan, settings, run, func(r fleet.Result) {

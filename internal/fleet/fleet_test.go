@@ -168,7 +168,8 @@ func TestRound2AndSizeText(t *testing.T) {
 // fleet.txt, from a search on the fake testbed that carries 37,000 certificates.
 func TestTextGolden(t *testing.T) {
 	run := func(_ context.Context, n float64, role string) Try {
-		t := Try{Size: n, Role: role, Holds: n <= 37_000, TookS: 150, RunID: "fleet-" + SizeText(n)}
+		t := Try{Size: n, Role: role, Holds: n <= 37_000, TookS: 150, RunID: "fleet-" + SizeText(n), RunDir: "fleet-" + SizeText(n),
+			P95: map[string]float64{"stats_summary": 800 * n / 38_000, "agent_work": 5 + n/10_000}}
 		if !t.Holds {
 			t.ExitCode, t.Broke, t.Cause = 99, []string{"stats_summary: http_req_duration p(95)<800 (p(95)=912 ms)"}, "postgres at 95 % CPU, most in the summary's job count"
 		}
@@ -179,4 +180,9 @@ func TestTextGolden(t *testing.T) {
 	res.Testbed = &testbed.Calibration{CPUs: 2, CPUModel: "AMD EPYC", CPUSingle: 1000, CPUAll: 1980, FsyncP50Ms: 0.9, FsyncP99Ms: 2.1, FsyncOps: 200}
 	res.Build = "v2.1.7"
 	golden.Check(t, "fleet.txt", Text(res))
+	page, err := Index(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden.Check(t, "fleet.html", page)
 }

@@ -32,6 +32,8 @@ type Try struct {
 	// Problem: the run decided nothing (no results, the machine decided it, an error).
 	Problem string  `json:"problem,omitempty"`
 	TookS   float64 `json:"took_s"`
+	// P95 is each scenario's p95 in ms at this size: the curve.
+	P95 map[string]float64 `json:"p95_ms,omitempty"`
 }
 
 // Decided says whether the try says anything about the size: it held, or it broke with results.

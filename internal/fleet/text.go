@@ -53,7 +53,12 @@ func Text(r Result) string {
 	return b.String()
 }
 
-// Write writes fleet.json and fleet.txt into dir.
+// Write writes fleet.json, fleet.txt and fleet.html into dir.
 func Write(dir string, r Result) error {
-	return output.Files(dir, output.File{Name: "fleet.json", JSON: r}, output.File{Name: "fleet.txt", Text: Text(r)})
+	page, err := Index(r)
+	if err != nil {
+		return err
+	}
+	return output.Files(dir, output.File{Name: "fleet.json", JSON: r}, output.File{Name: "fleet.txt", Text: Text(r)},
+		output.File{Name: "fleet.html", Text: page})
 }
