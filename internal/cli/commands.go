@@ -85,7 +85,8 @@ func commands() registry {
 			about: "Percentiles and error rate with intervals (bootstrap over runs and 10 s blocks of requests from raw/), ~ for a change " +
 				"inside the noise, and the diagnosis's cause. OLD and NEW are each [label=]run-dir[,run-dir...]. Exits 1 when a metric is " +
 				"significantly worse by more than the tolerance, 7 when the sides ran on different testbeds (their calibrations differ: " +
-				"\"not comparable\", whatever the rows show), 2 on bad input. Flags may come before or after the sides.",
+				"\"not comparable\", whatever the rows show), 2 on bad input. Flags may come before or after the sides. Two capacity " +
+				"directories compare their knees; two fleet answers (loadtest fleet's directories) their sizes, a smaller one exit 1, two testbeds or fleets exit 7.",
 			flags: [][2]string{
 				{"--format text|markdown|json", "how to print it (default text)"},
 				{"--noise F", "a change inside F is shown as ~ (default 0.10)"},

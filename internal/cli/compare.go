@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 
 	"certctl-loadtest/internal/capacity"
 	"certctl-loadtest/internal/compare"
+	"certctl-loadtest/internal/fleet"
 	"certctl-loadtest/internal/output"
 	"certctl-loadtest/internal/results"
 )
@@ -54,6 +56,9 @@ func compareCmd(e Env, args []string) int {
 		return results.ExitBadInput
 	}
 	if code, ok := compareKnees(e, pos, *format, *tolerance, *out); ok {
+		return code
+	}
+	if code, ok := compareFleets(e, pos, *format); ok {
 		return code
 	}
 	var sides [2]compare.Side
@@ -179,6 +184,42 @@ func compareKnees(e Env, pos []string, format string, tolerance float64, out str
 		fmt.Fprint(e.Stdout, text)
 	}
 	if c.Verdict == "lower" && (c.Change == 0 || 1/c.Change-1 > tolerance) {
+		return ExitRegressed, true
+	}
+	return results.ExitOK, true
+}
+
+// compareFleets: two fleet answers (directories holding fleet.json), side by side; not judged across
+// testbeds or fleets (exit 7), a smaller fleet is a regression (exit 1). ok is false when either side
+// is no fleet answer.
+func compareFleets(e Env, pos []string, format string) (int, bool) {
+	var labels [2]string
+	var res [2]fleet.Result
+	for i, arg := range pos {
+		labels[i], arg = splitLabel(arg)
+		b, err := os.ReadFile(filepath.Join(arg, "fleet.json"))
+		if err != nil {
+			return 0, false
+		}
+		if err := json.Unmarshal(b, &res[i]); err != nil || res[i].Schema != fleet.Schema {
+			fmt.Fprintf(e.Stderr, "loadtest: compare: %s: not a fleet answer (%s): %v\n", filepath.Join(arg, "fleet.json"), fleet.Schema, err)
+			return results.ExitBadInput, true
+		}
+		if labels[i] == "" {
+			labels[i] = filepath.Base(filepath.Clean(arg))
+		}
+	}
+	c := fleet.Compare(labels[0], res[0], labels[1], res[1])
+	if format == "json" {
+		b, _ := output.Marshal(c)
+		fmt.Fprint(e.Stdout, string(b))
+	} else {
+		fmt.Fprint(e.Stdout, c.Text)
+	}
+	switch c.Verdict {
+	case "not comparable":
+		return ExitNotComparable, true
+	case "smaller":
 		return ExitRegressed, true
 	}
 	return results.ExitOK, true

@@ -1,12 +1,16 @@
 package cli
 
 import (
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"certctl-loadtest/internal/diagnosis"
 	"certctl-loadtest/internal/fleet"
 	"certctl-loadtest/internal/results"
+	"certctl-loadtest/internal/testbed"
 )
 
 // A size holds only when every threshold of every scenario held: a breach certctl's registry explains
@@ -36,5 +40,28 @@ func TestJudgeTry(t *testing.T) {
 	}
 	if !strings.Contains(machine.Problem, "work outside the run") {
 		t.Errorf("machine-decided: %q", machine.Problem)
+	}
+}
+
+// loadtest compare of two fleet answers: exit 7 across testbeds, 1 for a smaller fleet on one.
+func TestCompareFleetAnswers(t *testing.T) {
+	tb := testbed.Calibration{CPUs: 2, CPUSingle: 1000, CPUAll: 1980, FsyncP50Ms: 0.9}
+	write := func(n, broke float64, c testbed.Calibration) string {
+		dir := t.TempDir()
+		r := fleet.Result{Schema: fleet.Schema, Fleet: fleet.Description{Name: "example"}, Answer: n, Interval: [2]float64{n, broke}, Testbed: &c, Verdict: "carries"}
+		b, _ := json.Marshal(r)
+		if err := os.WriteFile(filepath.Join(dir, "fleet.json"), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	fast := tb
+	fast.CPUSingle, fast.CPUAll = 3000, 6000
+	a, smaller, elsewhere := write(32_000, 40_000, tb), write(12_000, 15_000, tb), write(90_000, 110_000, fast)
+	if o := mainWith(t, []string{"compare", "old=" + a, "new=" + smaller}, nil, nil); o.code != ExitRegressed || !strings.Contains(o.stdout, "new carries a smaller fleet than old") {
+		t.Errorf("smaller: exit %d\n%s%s", o.code, o.stdout, o.stderr)
+	}
+	if o := mainWith(t, []string{"compare", a, elsewhere}, nil, nil); o.code != ExitNotComparable || !strings.Contains(o.stdout, "NOT COMPARABLE") {
+		t.Errorf("two testbeds: exit %d\n%s%s", o.code, o.stdout, o.stderr)
 	}
 }

@@ -186,3 +186,28 @@ func TestTextGolden(t *testing.T) {
 	}
 	golden.Check(t, "fleet.html", page)
 }
+
+// Two answers: judged on one testbed and one fleet, refused across testbeds.
+func TestCompareAnswers(t *testing.T) {
+	tb := testbed.Calibration{CPUs: 2, CPUModel: "AMD EPYC", CPUSingle: 1000, CPUAll: 1980, FsyncP50Ms: 0.9}
+	d := example(t)
+	answer := func(n, broke float64, c testbed.Calibration) Result {
+		return Result{Schema: Schema, Fleet: d, Answer: n, Interval: [2]float64{n, broke}, Testbed: &c, Verdict: "carries " + SizeText(n) + " certificates"}
+	}
+	if c := Compare("v2.1.7", answer(32_000, 40_000, tb), "main", answer(12_000, 15_000, tb)); c.Verdict != "smaller" || !strings.Contains(c.Text, "main carries a smaller fleet than v2.1.7: 12,000 against 32,000 certificates") {
+		t.Errorf("smaller: %+v", c)
+	}
+	if c := Compare("a", answer(32_000, 40_000, tb), "b", answer(36_000, 45_000, tb)); c.Verdict != "same" {
+		t.Errorf("overlapping intervals: %+v", c)
+	}
+	fast := tb
+	fast.CPUSingle, fast.CPUAll = 2500, 4900
+	if c := Compare("here", answer(32_000, 40_000, tb), "there", answer(80_000, 100_000, fast)); c.Verdict != "not comparable" || !strings.Contains(c.Text, "NOT COMPARABLE: a core 1000/s vs 2500/s") {
+		t.Errorf("two testbeds: %+v", c)
+	}
+	other := answer(32_000, 40_000, tb)
+	other.Fleet.Name, other.Fleet.ACMEShare = "mine", 1
+	if c := Compare("a", answer(32_000, 40_000, tb), "b", other); c.Verdict != "not comparable" || !strings.Contains(c.Text, "two fleets (example, mine)") {
+		t.Errorf("two fleets: %+v", c)
+	}
+}

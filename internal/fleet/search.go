@@ -269,3 +269,57 @@ func Bracket(curves map[string][]Point, budgets map[string]float64, source strin
 	return Plan{Low: round2(first.Size / 4), High: round2(first.Size * 4), Predicted: preds,
 		From: fmt.Sprintf("%s: %s's p95 reaches its %g ms budget at about %s certificates", source, first.Scenario, first.BudgetMS, SizeText(first.Size))}
 }
+
+// Comparison is two fleet answers side by side.
+type Comparison struct {
+	Labels [2]string `json:"labels"`
+	// NotComparable: the answers ran on different testbeds (or one recorded none); the sizes are the
+	// machines' difference as much as certctl's.
+	NotComparable []string `json:"not_comparable,omitempty"`
+	// Verdict: "smaller" when the second's largest size that broke is at or below the first's answer,
+	// "larger" the other way round, "same" when their intervals overlap.
+	Verdict string `json:"verdict"`
+	Text    string `json:"text"`
+}
+
+// Compare sets two answers side by side, refusing to judge two testbeds or two fleets.
+func Compare(la string, a Result, lb string, b Result) Comparison {
+	c := Comparison{Labels: [2]string{la, lb}}
+	switch {
+	case a.Testbed == nil || b.Testbed == nil:
+		c.NotComparable = []string{"an answer recorded no testbed"}
+	default:
+		c.NotComparable = testbed.Differences(*a.Testbed, *b.Testbed)
+	}
+	if a.Fleet != b.Fleet {
+		c.NotComparable = append(c.NotComparable, fmt.Sprintf("two fleets (%s, %s): the answers are of different questions", a.Fleet.Name, b.Fleet.Name))
+	}
+	switch {
+	case len(c.NotComparable) > 0:
+		c.Verdict = "not comparable"
+	case b.Interval[1] <= a.Answer:
+		c.Verdict = "smaller"
+	case a.Interval[1] <= b.Answer:
+		c.Verdict = "larger"
+	default:
+		c.Verdict = "same"
+	}
+	var t strings.Builder
+	for i, r := range []Result{a, b} {
+		fmt.Fprintf(&t, "%s: %s", c.Labels[i], r.Verdict)
+		if r.GivesWay != nil && r.Answer > 0 {
+			fmt.Fprintf(&t, "; gives way with %s", brokeText(*r.GivesWay))
+		}
+		t.WriteString("\n")
+	}
+	switch c.Verdict {
+	case "not comparable":
+		fmt.Fprintf(&t, "NOT COMPARABLE: %s (docs/methodology.md#testbeds)\n", strings.Join(c.NotComparable, "; "))
+	case "same":
+		fmt.Fprintf(&t, "%s carries the same fleet as %s within the search's 25 %%\n", lb, la)
+	default:
+		fmt.Fprintf(&t, "%s carries a %s fleet than %s: %s against %s certificates\n", lb, c.Verdict, la, SizeText(b.Answer), SizeText(a.Answer))
+	}
+	c.Text = t.String()
+	return c
+}
