@@ -13,8 +13,10 @@ import (
 	"strings"
 
 	"certctl-loadtest/internal/fleet"
+	"certctl-loadtest/internal/gate"
 	"certctl-loadtest/internal/growth"
 	"certctl-loadtest/internal/harness"
+	"certctl-loadtest/internal/output"
 	"certctl-loadtest/internal/results"
 	"certctl-loadtest/internal/testbed"
 )
@@ -252,4 +254,63 @@ func growthBracket(ctx context.Context, e Env, c harness.Config, file string) (f
 		}
 	}
 	return fleet.Bracket(curves, budgets, file), nil
+}
+
+// fleetBuilds is compare-builds with FLEET set: the fleet answer of each build, searched one after the
+// other on this machine (the reference's first), each in its own directory under results/<RUN_ID>/, then
+// the two answers side by side (fleet.Compare): a smaller fleet exit 1, and what gave way on each.
+func fleetBuilds(ctx context.Context, m measure, sides [2]gate.Side, base string, planOnly bool) int {
+	e := m.Env
+	dir, err := measurementDir(e, base)
+	if err != nil {
+		return m.fail("%v", err)
+	}
+	var envs [2]Env
+	for i, side := range sides {
+		over := map[string]string{"RUN_ID": []string{"reference", "candidate"}[i], "RESULTS_DIR": dir, "CERTCTL_DIST": "", "CERTCTL_IMAGE": ""}
+		if strings.HasPrefix(side.Build, "/") {
+			over["CERTCTL_DIST"] = side.Build
+		} else {
+			over["CERTCTL_IMAGE"] = side.Build
+		}
+		for _, kv := range side.Knobs {
+			k, v, _ := strings.Cut(kv, "=")
+			over[k] = v
+		}
+		if _, envs[i], err = overridden(e, over, "CERTCTL_DIST", "CERTCTL_IMAGE"); err != nil {
+			return m.fail("%s: %v", side.Label, err)
+		}
+	}
+	m.say("the fleet answer of %s, then of %s, each a search of its own (an evening each on 2 CPUs); results in %s", sides[0].Label, sides[1].Label, dir)
+	if planOnly {
+		fmt.Fprintf(e.Stdout, "compare-builds FLEET=%s: a fleet search of %s, then of %s, then the two answers side by side\n", e.Getenv("FLEET"), sides[0].Label, sides[1].Label)
+		return results.ExitOK
+	}
+	var res [2]fleet.Result
+	for i := range sides {
+		code := fleetCmd(ctx, measure{envs[i], "fleet"})
+		b, err := os.ReadFile(filepath.Join(dir, []string{"reference", "candidate"}[i], "fleet.json"))
+		if err == nil {
+			err = json.Unmarshal(b, &res[i])
+		}
+		if err != nil {
+			m.say("%s: the fleet search left no answer (exit %d): %v", sides[i].Label, code, err)
+			return code
+		}
+		if ctx.Err() != nil {
+			return results.ExitInterrupted
+		}
+	}
+	c := fleet.Compare(sides[0].Label, res[0], sides[1].Label, res[1])
+	if err := output.Files(dir, output.File{Name: "fleet-compare.json", JSON: c}, output.File{Name: "fleet-compare.txt", Text: c.Text}); err != nil {
+		m.say("writing %s: %v", dir, err)
+	}
+	fmt.Fprint(e.Stdout, c.Text)
+	switch c.Verdict {
+	case "not comparable":
+		return ExitNotComparable
+	case "smaller":
+		return ExitRegressed
+	}
+	return results.ExitOK
 }

@@ -65,3 +65,11 @@ func TestCompareFleetAnswers(t *testing.T) {
 		t.Errorf("two testbeds: exit %d\n%s%s", o.code, o.stdout, o.stderr)
 	}
 }
+
+// compare-builds FLEET=…: a search a build, planned before anything runs.
+func TestCompareBuildsFleetPlan(t *testing.T) {
+	o := mainWith(t, []string{"compare-builds", "--plan", "--reference", "certctl:v2.1.7", "--candidate", "certctl:main"}, map[string]string{"FLEET": "fleets/example.yaml"}, nil)
+	if o.code != 0 || !strings.Contains(o.stdout, "a fleet search of v2.1.7, then of main, then the two answers side by side") || len(o.calls) > 0 {
+		t.Errorf("exit %d, calls %q:\n%s%s", o.code, o.calls, o.stdout, o.stderr)
+	}
+}

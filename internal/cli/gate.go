@@ -124,6 +124,9 @@ func gateCmd(ctx context.Context, e Env, cmd string, args []string) int {
 	if base == "" {
 		base = map[string]string{"gate": "gate-", "compare-builds": "cmp-"}[cmd] + e.Now().UTC().Format("0102-150405")
 	}
+	if cmd == "compare-builds" && e.Getenv("FLEET") != "" {
+		return fleetBuilds(ctx, m, sides, base, *planOnly)
+	}
 	if len(base) > 37 {
 		// Each run is <RUN_ID>-r1, -c1 …: RUN_ID's 40 characters less three.
 		return m.fail("RUN_ID=%q: at most 37 characters here (each run adds -r1, -c1, …)", base)
