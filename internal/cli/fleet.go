@@ -267,16 +267,8 @@ func fleetBuilds(ctx context.Context, m measure, sides [2]gate.Side, base string
 	}
 	var envs [2]Env
 	for i, side := range sides {
-		over := map[string]string{"RUN_ID": []string{"reference", "candidate"}[i], "RESULTS_DIR": dir, "CERTCTL_DIST": "", "CERTCTL_IMAGE": ""}
-		if strings.HasPrefix(side.Build, "/") {
-			over["CERTCTL_DIST"] = side.Build
-		} else {
-			over["CERTCTL_IMAGE"] = side.Build
-		}
-		for _, kv := range side.Knobs {
-			k, v, _ := strings.Cut(kv, "=")
-			over[k] = v
-		}
+		over := map[string]string{"RUN_ID": []string{"reference", "candidate"}[i], "RESULTS_DIR": dir}
+		sideKnobs(side, over)
 		if _, envs[i], err = overridden(e, over, "CERTCTL_DIST", "CERTCTL_IMAGE"); err != nil {
 			return m.fail("%s: %v", side.Label, err)
 		}

@@ -145,19 +145,11 @@ func gateCmd(ctx context.Context, e Env, cmd string, args []string) int {
 	}
 	sideRun := func(side gate.Side, id string) (planned, Env, error) {
 		// Each run's record repeats that run alone: make loadtest with its build and load.
-		over := map[string]string{"RUN_ID": id, "RESULTS_DIR": dir, "LOADTEST_GOAL": "loadtest", "TIER": p.Tier, "DURATION": p.Duration, "CERTCTL_DIST": "", "CERTCTL_IMAGE": ""}
-		if strings.HasPrefix(side.Build, "/") {
-			over["CERTCTL_DIST"] = side.Build
-		} else {
-			over["CERTCTL_IMAGE"] = side.Build
-		}
+		over := map[string]string{"RUN_ID": id, "RESULTS_DIR": dir, "LOADTEST_GOAL": "loadtest", "TIER": p.Tier, "DURATION": p.Duration}
 		for k, v := range rates {
 			over[k] = m.envOr(k, v)
 		}
-		for _, kv := range side.Knobs {
-			k, v, _ := strings.Cut(kv, "=")
-			over[k] = v
-		}
+		sideKnobs(side, over)
 		_, env, err := overridden(e, over)
 		if err != nil {
 			return planned{}, env, err
@@ -394,4 +386,19 @@ func scaledRates(d gatePlan, cpus int) map[string]string {
 		out[k] = strconv.Itoa(n)
 	}
 	return out
+}
+
+// sideKnobs adds a side's build (CERTCTL_DIST for a directory, CERTCTL_IMAGE for an image, the other
+// emptied) and its own knobs to over.
+func sideKnobs(side gate.Side, over map[string]string) {
+	over["CERTCTL_DIST"], over["CERTCTL_IMAGE"] = "", ""
+	if strings.HasPrefix(side.Build, "/") {
+		over["CERTCTL_DIST"] = side.Build
+	} else {
+		over["CERTCTL_IMAGE"] = side.Build
+	}
+	for _, kv := range side.Knobs {
+		k, v, _ := strings.Cut(kv, "=")
+		over[k] = v
+	}
 }

@@ -90,18 +90,9 @@ func Index(r Result) (string, error) {
 	if r.Testbed != nil {
 		p.Verdict += " on this testbed (" + r.Testbed.String() + ")"
 	}
-	if g := r.GivesWay; g != nil && r.Answer > 0 {
-		p.GivesWay = fmt.Sprintf("The first thing to give way beyond it, at %s certificates: %s.", SizeText(g.Size), brokeText(*g))
-	}
+	p.GivesWay = givesWay(r)
 	for _, t := range r.Tries {
-		v := "held"
-		switch {
-		case !t.Decided():
-			v = "undecided: " + t.Problem
-		case !t.Holds:
-			v = "broke: " + brokeText(t)
-		}
-		run := indexRun{Size: SizeText(t.Size), Role: t.Role, Verdict: v, Took: fmt.Sprintf("%.0f s", t.TookS), Dir: t.RunDir}
+		run := indexRun{Size: SizeText(t.Size), Role: t.Role, Verdict: t.Verdict(), Took: fmt.Sprintf("%.0f s", t.TookS), Dir: t.RunDir}
 		if t.RunDir != "" {
 			run.Index = path.Join(t.RunDir, "index.html")
 		}

@@ -16,8 +16,8 @@ func Text(r Result) string {
 		fmt.Fprintf(&b, " on this testbed (%s)", r.Testbed)
 	}
 	b.WriteString(".\n")
-	if g := r.GivesWay; g != nil && r.Answer > 0 {
-		fmt.Fprintf(&b, "The first thing to give way beyond it, at %s certificates: %s.\n", SizeText(g.Size), brokeText(*g))
+	if g := givesWay(r); g != "" {
+		b.WriteString(g + "\n")
 	}
 	if r.Build != "" {
 		fmt.Fprintf(&b, "certctl %s.\n", r.Build)
@@ -30,14 +30,7 @@ func Text(r Result) string {
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "  size\trole\tverdict\ttook\trun")
 	for _, t := range r.Tries {
-		v := "held"
-		switch {
-		case !t.Decided():
-			v = "undecided: " + t.Problem
-		case !t.Holds:
-			v = "broke: " + brokeText(t)
-		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%.0f s\t%s\n", SizeText(t.Size), t.Role, v, t.TookS, t.RunID)
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%.0f s\t%s\n", SizeText(t.Size), t.Role, t.Verdict(), t.TookS, t.RunID)
 	}
 	tw.Flush()
 	if len(r.Mix) > 0 {
@@ -61,4 +54,23 @@ func Write(dir string, r Result) error {
 	}
 	return output.Files(dir, output.File{Name: "fleet.json", JSON: r}, output.File{Name: "fleet.txt", Text: Text(r)},
 		output.File{Name: "fleet.html", Text: page})
+}
+
+// Verdict is the try in a few words: held, broke with what, or undecided and why.
+func (t Try) Verdict() string {
+	switch {
+	case !t.Decided():
+		return "undecided: " + t.Problem
+	case !t.Holds:
+		return "broke: " + brokeText(t)
+	}
+	return "held"
+}
+
+// givesWay is the sentence naming what broke first beyond the answer; "" when there is no answer.
+func givesWay(r Result) string {
+	if g := r.GivesWay; g != nil && r.Answer > 0 {
+		return fmt.Sprintf("The first thing to give way beyond it, at %s certificates: %s.", SizeText(g.Size), brokeText(*g))
+	}
+	return ""
 }
