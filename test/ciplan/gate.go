@@ -40,7 +40,7 @@ var E2E = []Test{
 	// The growth modes (docs/growth.md), each at a small size. A growth size is a seeded stack of the
 	// mix's tiers (PKI's included) and 10 s of load; a cold start is a seeded stack and its two restarts.
 	// Their loads as measured alone (make test-e2e-full's records): the planner cannot see a seed or a restart.
-	{Name: "TestGrowthSmall", Runs: []Run{{Cmd: "loadtest growth", Env: "TIER= DURATION=10s GROWTH_SIZES=50,200,800", Measured: 30 * time.Second}}},
+	{Name: "TestGrowthSmall", Runs: []Run{{Cmd: "loadtest growth", Env: "TIER= DURATION=10s GROWTH_SIZES=50,800", Measured: 30 * time.Second}}},
 	{Name: "TestSoakShort", Runs: []Run{{Cmd: "loadtest soak", Env: "SCENARIOS=list_certificates DURATION=40s"}}},
 	{Name: "TestColdStartSmall", Runs: []Run{{Cmd: "loadtest coldstart", Env: "GROWTH_SIZES=300", Measured: 40 * time.Second}}},
 	// Refused before any stack: seconds each.
