@@ -88,6 +88,10 @@ func Blocks(root string, inspect Inspector) (map[string]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	fleetAnswer, err := FleetAnswer(root)
+	if err != nil {
+		return nil, err
+	}
 	blocks := map[string]string{
 		"executors": executors, "tiers": tiers, "scale-seed": scaleSeed, "ports": ports,
 		"scenarios": ScenarioTable(rows), "baselines": baselines, "spotchecks": spotchecks,
@@ -96,7 +100,7 @@ func Blocks(root string, inspect Inspector) (map[string]string, error) {
 		"exit-codes": ExitCodeTable(results.ExitCodes), "seed-variables": seedVars,
 		"defects-registry": RegistryTable(registry), "instruments": InstrumentTable(overhead.Instruments),
 		"findings": FindingsTable(catalog), "workflow-tier": tierInput, "workflow-own-stack": ownStack,
-		"growth-measured": growthTable, "auth-measured": authTable, "fleet-mix": fleetMix,
+		"growth-measured": growthTable, "auth-measured": authTable, "fleet-mix": fleetMix, "fleet-answer": fleetAnswer,
 	}
 	for _, kind := range []string{findings.KindDefect, findings.KindDesign, findings.KindDocumentation} {
 		if blocks["findings-"+kind], err = FindingSections(root, catalog, kind); err != nil {

@@ -1,9 +1,11 @@
 package docs
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"certctl-loadtest/internal/fleet"
@@ -46,4 +48,43 @@ func FleetMixTable(root string) (string, error) {
 		out.WriteString("\n")
 	}
 	return out.String(), nil
+}
+
+// FleetDir holds the recorded fleet answers the docs quote: <build>.json, a search's fleet.json as
+// `loadtest fleet` wrote it.
+const FleetDir = "docs/fleet"
+
+// FleetAnswer is the README's first-screen sentence: each recorded answer of the example fleet, by
+// build, on the testbed it was measured on; or that none is recorded yet.
+func FleetAnswer(root string) (string, error) {
+	files, err := filepath.Glob(filepath.Join(root, FleetDir, "*.json"))
+	if err != nil {
+		return "", err
+	}
+	sort.Strings(files)
+	var lines []string
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return "", err
+		}
+		var r fleet.Result
+		if err := json.Unmarshal(b, &r); err != nil || r.Schema != fleet.Schema {
+			return "", fmt.Errorf("%s: not a fleet answer (%s): %v", f, fleet.Schema, err)
+		}
+		build := strings.TrimSuffix(filepath.Base(f), ".json")
+		where := "an unrecorded testbed"
+		if r.Testbed != nil {
+			where = fmt.Sprintf("%d CPUs (%s), calibrated %s", r.Testbed.CPUs, r.Testbed.CPUModel, r.Testbed.At.UTC().Format("2006-01-02"))
+		}
+		line := fmt.Sprintf("- **certctl %s** %s of the example fleet (`%s`) at %g-day rotation, on %s", build, r.Verdict, FleetExample, r.Fleet.RotationDays, where)
+		if r.GivesWay != nil && r.Answer > 0 {
+			line += fmt.Sprintf("; the first thing to give way beyond it: %s", r.GivesWay.Breach())
+		}
+		lines = append(lines, line+fmt.Sprintf(" ([%s](%s/%s.json), %d runs, %.0f min).", FleetDir, FleetDir, build, len(r.Tries), r.TookS/60))
+	}
+	if len(lines) == 0 {
+		return "No fleet answer is recorded yet: `make fleet` searches one on your machine ([docs/fleet.md](docs/fleet.md)).\n", nil
+	}
+	return "What the harness measured certctl to carry ([docs/fleet.md](docs/fleet.md)):\n\n" + strings.Join(lines, "\n") + "\n", nil
 }

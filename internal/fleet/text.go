@@ -56,6 +56,9 @@ func Write(dir string, r Result) error {
 		output.File{Name: "fleet.html", Text: page})
 }
 
+// Breach is what broke in the try, and the diagnosis' cause.
+func (t Try) Breach() string { return brokeText(t) }
+
 // Verdict is the try in a few words: held, broke with what, or undecided and why.
 func (t Try) Verdict() string {
 	switch {
