@@ -82,6 +82,7 @@ func TestBadInput(t *testing.T) {
 		{"a fleet bracketed twice", []string{"fleet"}, map[string]string{"FLEET_BRACKET": "1000,2000", "FLEET_GROWTH": "docs/growth/v2.1.7.json"}, `FLEET_GROWTH and FLEET_BRACKET each set the bracket: give one`},
 		{"a fleet bracket upside down", []string{"fleet"}, map[string]string{"FLEET_BRACKET": "5000,2000"}, `FLEET_BRACKET="5000,2000": two sizes in certificates, the smaller first`},
 		{"a fleet bracket above its most", []string{"fleet"}, map[string]string{"FLEET_BRACKET": "5000,20000", "FLEET_MAX": "5000"}, `the bracket 5,000–5,000 does not fit under FLEET_MAX=5,000`},
+		{"a fleet's run ID too long for its runs", []string{"fleet"}, map[string]string{"RUN_ID": "a-fleet-run-id-of-thirty-letters"}, `RUN_ID="a-fleet-run-id-of-thirty-letters": at most 28 characters here`},
 		{"a fleet bracketed by no growth record", []string{"fleet"}, map[string]string{"FLEET_GROWTH": "fleets/example.yaml"}, `fleet: FLEET_GROWTH=fleets/example.yaml: not a growth record`},
 		{"soak window too short", []string{"soak"}, map[string]string{"SOAK_WINDOW": "5s"}, `soak: SOAK_WINDOW="5s": a duration of at least 10s`},
 		{"soak drift budget of 1", []string{"soak"}, map[string]string{"SOAK_P95_DRIFT": "1"}, `soak: SOAK_P95_DRIFT="1": the most the p95 may grow over the run, a ratio above 1`},

@@ -52,10 +52,14 @@ func fleetCmd(ctx context.Context, m measure) int {
 	if err != nil {
 		return m.fail("%v", err)
 	}
+	if len(tryRunID(base, 99, fleet.DefaultSettings.Max)) > 40 {
+		return m.fail("RUN_ID=%q: at most %d characters here (each run adds -<n>-<size>)", base, 40-len(tryRunID("", 99, fleet.DefaultSettings.Max)))
+	}
+	tries := 0
 	configure := func(size float64) (harness.Config, Env, error) {
 		o := fleet.Knobs(d.Mix(size))
 		for k, v := range map[string]string{
-			"SEED_INVENTORY": strconv.Itoa(int(size)), "RUN_ID": base + "-" + strconv.Itoa(int(size)), "RESULTS_DIR": dir,
+			"SEED_INVENTORY": strconv.Itoa(int(size)), "RUN_ID": tryRunID(base, tries, size), "RESULTS_DIR": dir,
 			"DURATION": step, "ACME_FINALIZE_WORKAROUND": "1", "OCSP_RESPONDER_WORKAROUND": "1",
 		} {
 			o[k] = v
@@ -111,6 +115,7 @@ func fleetCmd(ctx context.Context, m measure) int {
 	var tb *testbed.Calibration
 	var build string
 	run := func(ctx context.Context, size float64, role string) fleet.Try {
+		tries++
 		c, env, _ := configure(size)
 		m.say("%s certificates (%s, %s)", fleet.SizeText(size), role, c.RunID)
 		start := e.Now()
@@ -305,4 +310,10 @@ func fleetBuilds(ctx context.Context, m measure, sides [2]gate.Side, base string
 		return ExitRegressed
 	}
 	return results.ExitOK
+}
+
+// tryRunID names the search's n-th run, at size: the confirming run repeats a size, so the number keeps
+// every run's directory its own.
+func tryRunID(base string, n int, size float64) string {
+	return fmt.Sprintf("%s-%d-%d", base, n, int(size))
 }

@@ -73,3 +73,10 @@ func TestCompareBuildsFleetPlan(t *testing.T) {
 		t.Errorf("exit %d, calls %q:\n%s%s", o.code, o.calls, o.stdout, o.stderr)
 	}
 }
+
+// Every run of a search has a directory of its own, the confirming run's at a size run before too.
+func TestTryRunIDs(t *testing.T) {
+	if a, b := tryRunID("fleet-x", 3, 32_000), tryRunID("fleet-x", 7, 32_000); a == b || a != "fleet-x-3-32000" {
+		t.Errorf("%q, %q", a, b)
+	}
+}
