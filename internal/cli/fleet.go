@@ -41,7 +41,8 @@ func fleetCmd(ctx context.Context, m measure) int {
 		return m.fail("%v", err)
 	}
 	step := m.envOr("FLEET_STEP", "2m")
-	if _, err := harness.ParseDuration("FLEET_STEP", step); err != nil {
+	stepD, err := harness.ParseDuration("FLEET_STEP", step)
+	if err != nil {
 		return m.fail("%v", err)
 	}
 	base := e.Getenv("RUN_ID")
@@ -57,7 +58,7 @@ func fleetCmd(ctx context.Context, m measure) int {
 	}
 	tries := 0
 	configure := func(size float64) (harness.Config, Env, error) {
-		o := fleet.Knobs(d.Mix(size))
+		o := fleet.Knobs(d.RunMix(size, stepD.Seconds()))
 		for k, v := range map[string]string{
 			"SEED_INVENTORY": strconv.Itoa(int(size)), "RUN_ID": tryRunID(base, tries, size), "RESULTS_DIR": dir,
 			"DURATION": step, "ACME_FINALIZE_WORKAROUND": "1", "OCSP_RESPONDER_WORKAROUND": "1",
@@ -93,6 +94,7 @@ func fleetCmd(ctx context.Context, m measure) int {
 		}
 	}
 	settings := fleet.DefaultSettings
+	settings.StepS = stepD.Seconds()
 	if v := e.Getenv("FLEET_MAX"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || float64(n) < settings.Min {

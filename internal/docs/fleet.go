@@ -14,8 +14,8 @@ import (
 // FleetExample is the fleet docs/fleet.md's table derives: the README's question.
 const FleetExample = "fleets/example.yaml"
 
-// FleetMixTable is the example fleet's load at two sizes, each operation as derived and as run, for
-// docs/fleet.md: the formulas are fleet.Mix's own.
+// FleetMixTable is the example fleet's load at two sizes, each operation as derived and as a run of the
+// default step makes it, for docs/fleet.md: the formulas are fleet.Mix's own.
 func FleetMixTable(root string) (string, error) {
 	b, err := os.ReadFile(filepath.Join(root, FleetExample))
 	if err != nil {
@@ -26,6 +26,7 @@ func FleetMixTable(root string) (string, error) {
 		return "", err
 	}
 	sizes := []float64{10_000, 100_000}
+	stepS := fleet.DefaultSettings.StepS
 	var out strings.Builder
 	fmt.Fprintf(&out, "| scenario | what | from the fleet (`%s`) |", FleetExample)
 	for _, n := range sizes {
@@ -35,15 +36,15 @@ func FleetMixTable(root string) (string, error) {
 	mixes := make([]map[string]fleet.Op, len(sizes))
 	for i, n := range sizes {
 		mixes[i] = map[string]fleet.Op{}
-		for _, o := range d.Mix(n) {
+		for _, o := range d.RunMix(n, stepS) {
 			mixes[i][o.Scenario] = o
 		}
 	}
-	for _, o := range d.Mix(sizes[0]) {
+	for _, o := range d.RunMix(sizes[0], stepS) {
 		fmt.Fprintf(&out, "| `%s` | %s | %s |", o.Scenario, o.What, o.Formula)
 		for i := range sizes {
 			x := mixes[i][o.Scenario]
-			fmt.Fprintf(&out, " %.3g/s, %d/%s |", x.PerSecond, x.Rate, x.Unit)
+			fmt.Fprintf(&out, " %.3g/s, %s |", x.PerSecond, x.RunAs())
 		}
 		out.WriteString("\n")
 	}

@@ -113,6 +113,8 @@ type Op struct {
 	PerSecond float64 `json:"per_second"` // as derived
 	Rate      int     `json:"rate"`       // as run, per Unit
 	Unit      string  `json:"unit"`       // "s" or "m"
+	// Raised: the fleet makes it less often than MinIterations a step; it runs that often instead.
+	Raised bool `json:"raised,omitempty"`
 }
 
 // RunPerSecond is the rate the run offers, after rounding.
@@ -165,6 +167,24 @@ func (d Description) Mix(n float64) []Op {
 		out = append(out, o)
 	}
 	return out
+}
+
+// MinIterations is how many times a step's run makes each operation at least: ocsp_crl's iterations
+// take its four checks in turn (OCSP by GET and POST, the CRL whole and by ETag), each a budget that
+// must judge a sample. A slower operation of the fleet runs this often, and the record says so (Raised).
+const MinIterations = 4
+
+// RunMix is Mix at n as a run of stepS seconds makes it: an operation the fleet makes fewer than
+// MinIterations times in a step runs that many times, per minute.
+func (d Description) RunMix(n, stepS float64) []Op {
+	ops := d.Mix(n)
+	least := int(math.Ceil(MinIterations * 60 / stepS))
+	for i, o := range ops {
+		if o.Unit == "m" && o.Rate < least {
+			ops[i].Rate, ops[i].Raised = least, true
+		}
+	}
+	return ops
 }
 
 // Knobs are the run's knobs for a mix: its tiers and scenarios, each scenario's rate and unit.

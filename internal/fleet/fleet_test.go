@@ -73,6 +73,12 @@ func TestMixAt100k(t *testing.T) {
 		!strings.HasPrefix(k["SCENARIOS"], "agent_work,ocsp_crl,") {
 		t.Errorf("knobs %v", k)
 	}
+	// As a 2-minute run makes it: an operation rarer than four a run runs four times (two a minute).
+	for _, o := range example(t).RunMix(10_000, 120) {
+		if raised := o.Scenario == "acme_order_flow" || o.Scenario == "issuance_acceptance"; o.Raised != raised || (raised && (o.Rate != 2 || o.Unit != "m")) {
+			t.Errorf("%s at 10,000 in 2 minutes: %d/%s raised %v", o.Scenario, o.Rate, o.Unit, o.Raised)
+		}
+	}
 	// No ACME clients, no dashboard: those operations are not run at all.
 	d := example(t)
 	d.ACMEShare, d.DashboardUsers = 0, 0

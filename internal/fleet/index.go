@@ -41,7 +41,7 @@ var indexTemplate = template.Must(template.New("fleet.html").Parse(`<!doctype ht
 {{end}}</table>
 {{if .Mix}}<h2>The load at {{.At}} certificates</h2>
 <table><tr><th>scenario</th><th>what</th><th>derived</th><th>run as</th><th>from</th></tr>
-{{range .Mix}}<tr><td><code>{{.Scenario}}</code></td><td>{{.What}}</td><td>{{printf "%.3g" .PerSecond}}/s</td><td>{{.Rate}}/{{.Unit}}</td><td>{{.Formula}}</td></tr>
+{{range .Mix}}<tr><td><code>{{.Scenario}}</code></td><td>{{.What}}</td><td>{{printf "%.3g" .PerSecond}}/s</td><td>{{.RunAs}}</td><td>{{.Formula}}</td></tr>
 {{end}}</table>{{end}}
 </body></html>
 `))

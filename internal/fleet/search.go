@@ -66,10 +66,12 @@ type Settings struct {
 	Beyond float64
 	// Min and Max bound the sizes tried.
 	Min, Max float64
+	// StepS is each run's length: an operation runs at least MinIterations times in it.
+	StepS float64
 }
 
-// DefaultSettings: 25 % steps, between 100 and 10 million certificates.
-var DefaultSettings = Settings{Precision: 1.25, Beyond: 1.25, Min: 100, Max: 10_000_000}
+// DefaultSettings: 25 % steps, between 100 and 10 million certificates, 2 minutes a run.
+var DefaultSettings = Settings{Precision: 1.25, Beyond: 1.25, Min: 100, Max: 10_000_000, StepS: 120}
 
 // Result is fleet.json.
 type Result struct {
@@ -86,8 +88,9 @@ type Result struct {
 	Verdict string `json:"verdict"`
 	// GivesWay: at the smallest size that broke, which budgets and what the diagnosis names.
 	GivesWay *Try `json:"gives_way,omitempty"`
-	// Mix is the load at the answer.
+	// Mix is the load at the answer, as a run of StepS seconds makes it.
 	Mix   []Op    `json:"mix"`
+	StepS float64 `json:"step_s"`
 	TookS float64 `json:"took_s"`
 	// Testbed and Build: the machine's calibration and the certctl build, as the runs recorded them;
 	// two answers on different testbeds are not compared.
@@ -102,7 +105,7 @@ type Runner func(ctx context.Context, size float64, role string) Try
 // the answer that holds and one at Beyond × the answer that breaks. save is called after every try, so a
 // search cut short keeps what it ran.
 func Search(ctx context.Context, d Description, p Plan, s Settings, run Runner, save func(Result)) Result {
-	res := Result{Schema: Schema, Fleet: d, Plan: p}
+	res := Result{Schema: Schema, Fleet: d, Plan: p, StepS: s.StepS}
 	try := func(size float64, role string) (Try, bool) {
 		t := run(ctx, size, role)
 		res.Tries = append(res.Tries, t)
@@ -195,7 +198,7 @@ func finish(res Result, save func(Result)) Result {
 		res.TookS += t.TookS
 	}
 	if res.Answer > 0 {
-		res.Mix = res.Fleet.Mix(res.Answer)
+		res.Mix = res.Fleet.RunMix(res.Answer, res.StepS)
 	}
 	save(res)
 	return res

@@ -38,7 +38,7 @@ func Text(r Result) string {
 		tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "  scenario\twhat\tderived\trun as\tfrom")
 		for _, o := range r.Mix {
-			fmt.Fprintf(tw, "  %s\t%s\t%.3g/s\t%d/%s\t%s\n", o.Scenario, o.What, o.PerSecond, o.Rate, o.Unit, o.Formula)
+			fmt.Fprintf(tw, "  %s\t%s\t%.3g/s\t%s\t%s\n", o.Scenario, o.What, o.PerSecond, o.RunAs(), o.Formula)
 		}
 		tw.Flush()
 	}
@@ -54,6 +54,15 @@ func Write(dir string, r Result) error {
 	}
 	return output.Files(dir, output.File{Name: "fleet.json", JSON: r}, output.File{Name: "fleet.txt", Text: Text(r)},
 		output.File{Name: "fleet.html", Text: page})
+}
+
+// RunAs is the rate as run: "12/m", with the floor's reason when MinIterations raised it.
+func (o Op) RunAs() string {
+	s := fmt.Sprintf("%d/%s", o.Rate, o.Unit)
+	if o.Raised {
+		s += fmt.Sprintf(" (raised: %d a run at least)", MinIterations)
+	}
+	return s
 }
 
 // Breach is what broke in the try, and the diagnosis' cause.
