@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -157,7 +156,7 @@ func fleetCmd(ctx context.Context, m measure) int {
 		return results.ExitInterrupted
 	case res.Answer == 0 && !strings.HasPrefix(res.Verdict, "carries no fleet"):
 		return results.ExitNoResults
-	case res.Confirmed, math.IsInf(res.Interval[1], 1):
+	case res.Confirmed, res.AtLeast:
 		// Confirmed, or every size held up to FLEET_MAX: no budget broke that the answer does not state.
 		return results.ExitOK
 	}

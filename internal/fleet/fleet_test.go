@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"context"
+	"encoding/json"
 	"math"
 	"os"
 	"path/filepath"
@@ -121,6 +122,13 @@ func TestSearchFindsTheLimitAndConfirmsIt(t *testing.T) {
 		if !res.Confirmed || res.Answer > limit || res.Interval[1] <= limit {
 			t.Errorf("limit %g: answer %g in %v (%s)", limit, res.Answer, res.Interval, res.Verdict)
 		}
+	}
+	// Everything holds up to the most tried: "at least", and the record still writes (no infinity in it).
+	most := DefaultSettings
+	most.Max = 200
+	res = Search(context.Background(), example(t), Plan{Low: 100, High: 200}, most, run(1e9), func(Result) {})
+	if _, err := json.Marshal(res); err != nil || !res.AtLeast || res.Answer != 200 || !strings.HasPrefix(res.Verdict, "carries at least 200 certificates") {
+		t.Errorf("at least: %+v, %v", res, err)
 	}
 	// Nothing holds: said so, with what broke at the smallest size.
 	res = Search(context.Background(), example(t), Plan{Low: 1000, High: 10_000}, DefaultSettings, run(10), func(Result) {})

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"html/template"
-	"math"
 	"path"
 	"sort"
 
@@ -76,7 +75,7 @@ func SVG(r Result) string {
 	}
 	if r.Answer > 0 {
 		c.Marks = append(c.Marks, chart.Mark{X: r.Answer, Label: "answer " + SizeText(r.Answer)})
-		if !math.IsInf(r.Interval[1], 1) && r.Interval[1] > r.Answer {
+		if !r.AtLeast && r.Interval[1] > r.Answer {
 			c.Marks = append(c.Marks, chart.Mark{X: r.Interval[1], Label: "broke " + SizeText(r.Interval[1])})
 		}
 	}

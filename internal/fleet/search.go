@@ -79,9 +79,11 @@ type Result struct {
 	Fleet  Description `json:"fleet"`
 	Plan   Plan        `json:"plan"`
 	Tries  []Try       `json:"tries"`
-	// Answer: the largest size that held, and the smallest above it that broke: the interval.
+	// Answer: the largest size that held, and the smallest above it that broke: the interval. AtLeast:
+	// every size held up to the largest tried (Settings.Max), and nothing above it was run (Interval[1] 0).
 	Answer   float64    `json:"answer"`
 	Interval [2]float64 `json:"interval"`
+	AtLeast  bool       `json:"at_least,omitempty"`
 	// Confirmed: the run at the answer held and the run at Beyond × the answer broke.
 	Confirmed bool `json:"confirmed"`
 	// Verdict is the answer in one sentence, or why there is none.
@@ -146,7 +148,7 @@ func Search(ctx context.Context, d Description, p Plan, s Settings, run Runner, 
 		}
 		lo = hi
 		if hi >= s.Max {
-			res.Answer, res.Interval = hi, [2]float64{hi, math.Inf(1)}
+			res.Answer, res.Interval, res.AtLeast = hi, [2]float64{hi, 0}, true
 			res.Verdict = fmt.Sprintf("carries at least %s certificates, the largest size tried", SizeText(hi))
 			return finish(res, save)
 		}
@@ -300,9 +302,9 @@ func Compare(la string, a Result, lb string, b Result) Comparison {
 	switch {
 	case len(c.NotComparable) > 0:
 		c.Verdict = "not comparable"
-	case b.Interval[1] <= a.Answer:
+	case !b.AtLeast && b.Interval[1] <= a.Answer:
 		c.Verdict = "smaller"
-	case a.Interval[1] <= b.Answer:
+	case !a.AtLeast && a.Interval[1] <= b.Answer:
 		c.Verdict = "larger"
 	default:
 		c.Verdict = "same"

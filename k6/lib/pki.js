@@ -127,9 +127,12 @@ export async function pkiProbe(cfg) {
   const info = probeCertctl(cfg);
   if (!info) return info;
   const p = setupParams(cfg);
-  const agent = registerAgent(cfg, `lt-pki-${cfg.runId}`, p);
-  const cn = `lt-pki-${cfg.runId}-ca.loadtest.example.com`;
-  const v = issueAgentPath(cfg, agent, `lt-pki-${cfg.runId}-ca`, { cn, pem: await newCSRPem(cn) }, p);
+  // Named after the scenario too: PKI scenarios of one run may share a stack (loadtest fleet's mix runs
+  // acme_order_flow beside ocsp_crl), and certctl refuses a second agent or certificate of one name.
+  const own = `lt-pki-${cfg.runId}-${Object.keys(exec.test.options.scenarios || {})[0] || 'setup'}`.replace(/_/g, '-');
+  const agent = registerAgent(cfg, own, p);
+  const cn = `${own}-ca.loadtest.example.com`;
+  const v = issueAgentPath(cfg, agent, `${own}-ca`, { cn, pem: await newCSRPem(cn) }, p);
   if (!v.ok) throw new Error(`certctl did not sign the setup certificate through the agent path: ${v.why}`);
   const blocks = pemBlocks(v.pem);
   if (blocks.length < 2) throw new Error('the agent path answered a chain without its issuing CA');
