@@ -195,7 +195,7 @@ func Knobs(mix []Op) map[string]string {
 		names = append(names, o.Scenario)
 		up := strings.ToUpper(o.Scenario)
 		k["RATE_"+up] = fmt.Sprint(o.Rate)
-		k["UNIT_"+up] = o.Unit
+		k["TIME_UNIT_"+up] = o.Unit
 	}
 	k["SCENARIOS"] = strings.Join(names, ",")
 	return k

@@ -70,7 +70,7 @@ func TestMixAt100k(t *testing.T) {
 		}
 	}
 	k := Knobs(mix)
-	if k["TIER"] != Tiers || k["RATE_AGENT_WORK"] != "333" || k["UNIT_AGENT_WORK"] != "s" || k["UNIT_ACME_ORDER_FLOW"] != "m" ||
+	if k["TIER"] != Tiers || k["RATE_AGENT_WORK"] != "333" || k["TIME_UNIT_AGENT_WORK"] != "s" || k["TIME_UNIT_ACME_ORDER_FLOW"] != "m" ||
 		!strings.HasPrefix(k["SCENARIOS"], "agent_work,ocsp_crl,") {
 		t.Errorf("knobs %v", k)
 	}

@@ -333,7 +333,7 @@ func (c *Config) loadLoadShape(get getter) error {
 				c.Env[k] = v
 			}
 		}
-		if k := "UNIT_" + strings.ToUpper(s.Name); get(k, "") != "" {
+		if k := "TIME_UNIT_" + strings.ToUpper(s.Name); get(k, "") != "" {
 			if v := get(k, ""); v != "s" && v != "m" {
 				return fmt.Errorf("%s=%q: use s (RATE_%s a second) or m (a minute)", k, v, strings.ToUpper(s.Name))
 			}

@@ -372,14 +372,14 @@ func TestSaturationKnobs(t *testing.T) {
 	}
 }
 
-// UNIT_<SCENARIO>: a rate a minute for an arrival-rate scenario, refused early when not s or m.
+// TIME_UNIT_<SCENARIO>: a rate a minute for an arrival-rate scenario, refused early when not s or m.
 func TestRateUnit(t *testing.T) {
 	root := fakeRepo(t, "k6/api/list_certificates.js")
-	if _, err := Load(root, env("TIER=api", "UNIT_LIST_CERTIFICATES=h"), now); err == nil || !strings.Contains(err.Error(), `UNIT_LIST_CERTIFICATES="h": use s`) {
-		t.Errorf("UNIT_LIST_CERTIFICATES=h: %v; want a refusal", err)
+	if _, err := Load(root, env("TIER=api", "TIME_UNIT_LIST_CERTIFICATES=h"), now); err == nil || !strings.Contains(err.Error(), `TIME_UNIT_LIST_CERTIFICATES="h": use s`) {
+		t.Errorf("TIME_UNIT_LIST_CERTIFICATES=h: %v; want a refusal", err)
 	}
-	c, err := Load(root, env("TIER=api", "RATE_LIST_CERTIFICATES=3", "UNIT_LIST_CERTIFICATES=m"), now)
-	if err != nil || c.Env["UNIT_LIST_CERTIFICATES"] != "m" || !K6Env("UNIT_LIST_CERTIFICATES") {
-		t.Errorf("not passed on to k6: %v %v", c.Env["UNIT_LIST_CERTIFICATES"], err)
+	c, err := Load(root, env("TIER=api", "RATE_LIST_CERTIFICATES=3", "TIME_UNIT_LIST_CERTIFICATES=m"), now)
+	if err != nil || c.Env["TIME_UNIT_LIST_CERTIFICATES"] != "m" || !K6Env("TIME_UNIT_LIST_CERTIFICATES") {
+		t.Errorf("not passed on to k6: %v %v", c.Env["TIME_UNIT_LIST_CERTIFICATES"], err)
 	}
 }

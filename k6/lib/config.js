@@ -75,9 +75,9 @@ export function loadConfig(env) {
     rateFor(scenario, fallback) {
       return positiveInt(env, `RATE_${scenario.toUpperCase()}`, fallback);
     },
-    // UNIT_<SCENARIO> is RATE_<SCENARIO>'s time unit: s (a second) or m (a minute); else the scenario's.
+    // TIME_UNIT_<SCENARIO> is RATE_<SCENARIO>'s time unit: s (a second) or m (a minute); else the scenario's.
     unitFor(scenario, fallback) {
-      const name = `UNIT_${scenario.toUpperCase()}`;
+      const name = `TIME_UNIT_${scenario.toUpperCase()}`;
       const raw = env[name];
       if (raw === undefined || raw === '') return fallback;
       if (raw !== 's' && raw !== 'm') throw new Error(`${name}="${raw}": use s (a second) or m (a minute)`);

@@ -56,8 +56,8 @@ function testConfig() {
   eq('config run id lower-cased (hostname-safe names)', c.runId, 'abc');
   eq('config default ids', c.ids.issuer, 'lt-issuer-local');
   throws('config bad rate', () => loadConfig({ RATE_X: '0' }).rateFor('x', 5), /RATE_X="0" must be a positive whole number/);
-  eq('config rate unit: a minute, or the scenario\'s', [loadConfig({ UNIT_X: 'm' }).unitFor('x', '1s'), loadConfig({}).unitFor('x', '1s')], ['1m', '1s']);
-  throws('config bad rate unit', () => loadConfig({ UNIT_X: 'h' }).unitFor('x', '1s'), /UNIT_X="h": use s/);
+  eq('config rate unit: a minute, or the scenario\'s', [loadConfig({ TIME_UNIT_X: 'm' }).unitFor('x', '1s'), loadConfig({}).unitFor('x', '1s')], ['1m', '1s']);
+  throws('config bad rate unit', () => loadConfig({ TIME_UNIT_X: 'h' }).unitFor('x', '1s'), /TIME_UNIT_X="h": use s/);
   throws('config bad MAX_VUS', () => loadConfig({ MAX_VUS: 'many' }), /MAX_VUS/);
   throws('config bad DURATION', () => loadConfig({ DURATION: 'soon' }), /DURATION="soon"/);
   throws('config bad ABORT_ON_FAIL', () => loadConfig({ ABORT_ON_FAIL: 'soon' }), /ABORT_ON_FAIL="soon" is not a duration/);

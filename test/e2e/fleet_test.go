@@ -60,7 +60,7 @@ func TestFleetSearch(t *testing.T) {
 		for _, sc := range sum.Scenarios {
 			names = append(names, sc.Name)
 		}
-		if env["SEED_INVENTORY"] != "100" || env["RATE_OCSP_CRL"] != "1000" || env["UNIT_OCSP_CRL"] != "s" || !sameSet(names, "agent_work", "ocsp_crl", "issuance_acceptance") {
+		if env["SEED_INVENTORY"] != "100" || env["RATE_OCSP_CRL"] != "1000" || env["TIME_UNIT_OCSP_CRL"] != "s" || !sameSet(names, "agent_work", "ocsp_crl", "issuance_acceptance") {
 			t.Errorf("the run at 100 certificates: %v, scenarios %q", env, names)
 		}
 		wantOutput(t, r, `(?m)^fleet ocsp-flood at 47-day rotation: carries no fleet of this shape`)
