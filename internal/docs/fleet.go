@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	"certctl-loadtest/internal/fleet"
@@ -58,22 +57,12 @@ const FleetDir = "docs/fleet"
 // FleetAnswer is the README's first-screen sentence: each recorded answer of the example fleet, by
 // build, on the testbed it was measured on; or that none is recorded yet.
 func FleetAnswer(root string) (string, error) {
-	files, err := filepath.Glob(filepath.Join(root, FleetDir, "*.json"))
-	if err != nil {
-		return "", err
-	}
-	sort.Strings(files)
 	var lines []string
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			return "", err
-		}
+	err := eachRecorded(root, FleetDir, func(build, file string, b []byte) error {
 		var r fleet.Result
 		if err := json.Unmarshal(b, &r); err != nil || r.Schema != fleet.Schema {
-			return "", fmt.Errorf("%s: not a fleet answer (%s): %v", f, fleet.Schema, err)
+			return fmt.Errorf("%s: not a fleet answer (%s): %v", file, fleet.Schema, err)
 		}
-		build := strings.TrimSuffix(filepath.Base(f), ".json")
 		where := "an unrecorded testbed"
 		if r.Testbed != nil {
 			where = fmt.Sprintf("%d CPUs (%s), calibrated %s", r.Testbed.CPUs, r.Testbed.CPUModel, r.Testbed.At.UTC().Format("2006-01-02"))
@@ -83,6 +72,10 @@ func FleetAnswer(root string) (string, error) {
 			line += fmt.Sprintf("; the first thing to give way beyond it: %s", r.GivesWay.Breach())
 		}
 		lines = append(lines, line+fmt.Sprintf(" ([%s](%s/%s.json), %d runs, %.0f min).", FleetDir, FleetDir, build, len(r.Tries), r.TookS/60))
+		return nil
+	})
+	if err != nil {
+		return "", err
 	}
 	if len(lines) == 0 {
 		return "No fleet answer is recorded yet: `make fleet` searches one on your machine ([docs/fleet.md](docs/fleet.md)).\n", nil
