@@ -28,13 +28,14 @@ var E2E = []Test{
 		Runs: []Run{{Cmd: "loadtest run", Env: "TIER=pki SCENARIOS=acme_order_flow,acme_http01_c5,ocsp_crl DURATION=10s"}}},
 	{Name: "TestLimiterTier/as certctl answers", Runs: []Run{{Cmd: "loadtest run", Env: "TIER=limiter DURATION=10s"}}},
 	{Name: "TestAuthTier/logins and the session path", Runs: []Run{{Cmd: "loadtest run", Env: "TIER=auth SCENARIOS=oidc_login DURATION=10s START_TIMEOUT=4m"}}},
-	// One live test per mechanism.
+	// One live test per mechanism. A fault during the load keeping the run's results and naming the
+	// fault is the server killed's; TestFaultsKeepTheVerdict's other faults (a pause among them) are the
+	// full suite's.
 	{Name: "TestServerKilledMidRunThenRerun", Runs: []Run{{Cmd: "loadtest run", Env: "DURATION=20s"}, {Cmd: "loadtest run"}}},
 	{Name: "TestAPIThresholdsCanFail/latency and errors", Runs: []Run{{Cmd: "loadtest run"}}},
-	{Name: "TestFaultsKeepTheVerdict/server paused", Runs: []Run{{Cmd: "loadtest run", Env: "DURATION=12s"}}},
 	{Name: "TestConnectorThresholdsCanFail/wrong starter certificate", Runs: []Run{{Cmd: "loadtest run", Env: "TIER=connector"}}},
 	{Name: "TestSpotchecks/slow and refused reads and writes", Runs: []Run{{Cmd: "loadtest spotcheck", Measured: 75 * time.Second}}},
-	{Name: "TestSegmentsMerge", Runs: []Run{{Cmd: "loadtest run --segments 2", Env: "SCENARIOS=list_certificates DURATION=20s"}}},
+	{Name: "TestSegmentsMerge", Runs: []Run{{Cmd: "loadtest run --segments 2", Env: "SCENARIOS=list_certificates DURATION=10s"}}},
 	{Name: "TestNoRouteOut", Runs: []Run{{Cmd: "loadtest run", Env: "DURATION=20s"}}},
 	{Name: "TestDiskFull/too small before the run", Runs: []Run{{Cmd: "loadtest run", Env: "DURATION=5m", Aborts: true}}},
 	// The growth modes (docs/growth.md), each at a small size. A growth size is a seeded stack of the
