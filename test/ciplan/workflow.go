@@ -23,7 +23,7 @@ var Workflow = []Test{
 	{Name: "TestDefaultJob/green", Runs: []Run{{Cmd: "act workflow_dispatch loadtest.yml", Env: "TIER=api DURATION=5s"}}},
 	// The pin cannot be pulled offline: the run stops before its stack.
 	{Name: "TestCertctlImagePinWhenNoneGiven", Runs: []Run{{Cmd: "act workflow_dispatch loadtest.yml", Env: "TIER=api DURATION=5s", Refused: true}}},
-	{Name: "TestScaleJob", Runs: []Run{{Cmd: "act workflow_dispatch loadtest.yml", Env: "TIER=scale SCENARIOS=agent_storm DURATION=5s"}}},
+	// A scale scenario's job (TestScaleJob) is a second dispatched stack of the same job: the full suite's.
 	// Monday's plan, its four jobs (TIER=all and a job per scale scenario) each refusing DURATION=5x
 	// before its stack. Thursday's sixteen jobs (two minutes of act) are the full suite's.
 	{Name: "TestScheduleRefusesBadInputEarly/17 5 * * 1", Runs: []Run{{Cmd: "act schedule loadtest.yml", Env: "DURATION=5x", Refused: true, N: 4}}},

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"fmt"
+	"math"
 	"net"
 	"os"
 	"os/exec"
@@ -17,6 +18,10 @@ import (
 // dial from the namespace to a port this test opens on the bridge gateway (the host) fails for want of a
 // route, while the same dial from a container on the same network outside the namespace connects. That
 // control shows the test could see a way out if there were one. No packet leaves the machine.
+//
+// The run is one scenario as two execution segments, so that the gate's one stack for both shows the
+// segments too (wantMerged): both k6 processes ran their share and the merged record counts every
+// iteration of the arrival rate. TestSegments compares a split run with one process, in the full suite.
 func TestNoRouteOut(t *testing.T) {
 	e2e(t)
 	t.Parallel()
@@ -25,7 +30,7 @@ func TestNoRouteOut(t *testing.T) {
 	var checked atomic.Bool
 	// 10/s: this test is about the network, and the run must pass beside two other stacks on 2 CPUs while
 	// the checks below exec into its containers (at 50/s it once dropped iterations on CPU alone).
-	r := runDuring(t, stackEnv(t, "RUN_ID="+id, "DURATION=20s", "RATE_ISSUANCE_ACCEPTANCE=10", "RATE_LIST_CERTIFICATES=10"), func(*os.Process) {
+	r := runDuring(t, stackEnv(t, "RUN_ID="+id, "SCENARIOS=list_certificates", "DURATION=20s", "RATE_LIST_CERTIFICATES=10"), func(*os.Process) {
 		// k6 starts once certctl-server is healthy: from then on every service of the namespace is up.
 		if waitForContainers(t, id, "k6", 1, 3*time.Minute) == nil {
 			return
@@ -106,10 +111,14 @@ func TestNoRouteOut(t *testing.T) {
 			t.Errorf("the listener on %s accepted %d connections: one came from the guarded namespace", target, n)
 		}
 		checked.Store(true)
-	}, loadtest, "run")
+	}, loadtest, "run", "--segments", "2")
 	wantCode(t, r, 0)
 	if !checked.Load() {
 		t.Fatal("the checks did not finish while the stack was up")
+	}
+	// 10/s for 20 s is 200 iterations, whoever sends them (four of margin for the last in flight).
+	if b := wantMerged(t, r); math.Abs(b.Iterations-200) > 4 {
+		t.Errorf("two segments ran %v iterations of 10/s for 20 s", b.Iterations)
 	}
 }
 

@@ -94,15 +94,23 @@ func TestSpotchecks(t *testing.T) {
 		// 120 ms then a 500 on the stats summary (past the 100 ms mean and the 50 ms p50), on the list,
 		// on bulk revoke and on the job list: every check of every spot check fails (tick_renewal_scan's
 		// at its first count of due certificates, without waiting for a scan). No walk and no scan ever
-		// completes, so their costs judged no sample: a budget that judged nothing does not pass.
-		r := run(t, stackEnv(t, "FAULT_LATENCY=120ms", "FAULT_ERROR_RATE=1",
-			"FAULT_ROUTE=GET /api/v1/stats/summary,GET /api/v1/certificates$,POST /api/v1/certificates/bulk-revoke,GET /api/v1/jobs$"), loadtest, "spotcheck")
+		// completes, so their costs judged no sample: a budget that judged nothing does not pass. The gate
+		// leaves bulk_revoke out: its setup issues 2,200 certificates (46 s of the run's 63 s of load), and
+		// the full suite's two bulk-revoke subtests break its checks.
+		env := stackEnv(t, "FAULT_LATENCY=120ms", "FAULT_ERROR_RATE=1",
+			"FAULT_ROUTE=GET /api/v1/stats/summary,GET /api/v1/certificates$,POST /api/v1/certificates/bulk-revoke,GET /api/v1/jobs$")
+		if testing.Short() {
+			env = append(env, "SCENARIOS=stats_summary,inventory_walk,tick_renewal_scan")
+		}
+		r := run(t, env, loadtest, "spotcheck")
 		wantCode(t, r, 99)
 		wantThresholds(t, r, "stats_summary", "http_req_duration{phase:measured} avg<100", "http_req_duration{phase:measured} med<50",
 			"checks{phase:measured} rate==1")
 		wantThresholds(t, r, "inventory_walk", "checks{walk:page} rate==1", "checks{walk:cursor} rate==1",
 			"inventory_walk_ms_per_1000_certs{walk:page} max<3000")
-		wantThresholds(t, r, "bulk_revoke", "checks{way:ids} rate==1", "checks{way:owner} rate==1")
+		if !testing.Short() {
+			wantThresholds(t, r, "bulk_revoke", "checks{way:ids} rate==1", "checks{way:owner} rate==1")
+		}
 		wantThresholds(t, r, "tick_renewal_scan", "checks{phase:measured} rate==1", "renewal_scan_ms_per_certificate max<5")
 	})
 }

@@ -561,8 +561,12 @@ func TestCertctlImagePinWhenNoneGiven(t *testing.T) {
 
 // One scale scenario's job, dispatched with tier=scale: the tiers' job stays out, the matrix entry sets
 // SCENARIOS, the run records the make target that repeats it, and the artifact is named after the
-// scenario (dashes for its underscores: RUN_ID allows none). No image given: none is exported.
+// scenario (dashes for its underscores: RUN_ID allows none). No image given: none is exported. The full
+// suite's.
 func TestScaleJob(t *testing.T) {
+	if testing.Short() {
+		t.Skip("full suite: a second dispatched stack of the tiers' job (TestDefaultJob/green is the gate's); the matrix's scale entries run in the gate up to their inputs' check (TestScheduleRefusesBadInputEarly)")
+	}
 	t.Parallel()
 	// The job's plumbing is judged here, not certctl's speed: a fifth of the storm's rate holds its
 	// budget beside the other job this suite runs at once (at 167/s its p95 reached 947 ms there).
