@@ -96,6 +96,10 @@ func planCI(t *testing.T, steps []Step, costs map[string]Cost, planned map[strin
 			r.cost = max(c.Took, r.now)
 		default:
 			r.took, r.cost = c.Took, c.Took
+			if c.Took >= LongestRun {
+				// The runs of a planned step are each held to LongestRun; an unplanned step is one run.
+				r.missing = fmt.Sprintf("took %s unplanned: a step of %s or more is a suite whose runs test/ciplan plans, or the full suite's", c.Took.Round(time.Second), LongestRun)
+			}
 		}
 		total += r.cost
 		rows = append(rows, r)
@@ -268,8 +272,11 @@ func TestCIPlan(t *testing.T) {
 		withStep[k] = v
 	}
 	grownSteps, _ := Steps(string(script)+"\nscripts/ci-step.sh two-minutes sleep 120\n", string(mk))
-	if _, grown := planCI(t, grownSteps, withStep, planned); grown <= Budget {
-		t.Errorf("with a 2-minute step CI is planned at %s, within its %s budget", grown, Budget)
+	grownRows, grown := planCI(t, grownSteps, withStep, planned)
+	refused := grownRows[len(grownRows)-1].missing
+	t.Logf("with a 2-minute step: CI planned at %s; refused as too long a step: %q", grown, refused)
+	if grown <= Budget && refused == "" {
+		t.Errorf("with a 2-minute step CI is planned at %s, within its %s budget, and the step is not refused", grown, Budget)
 	}
 }
 
