@@ -152,7 +152,7 @@ func (c *Config) loadDeployKnobs(get getter) error {
 	default:
 		return fmt.Errorf("PKI_ISSUANCE_PATH=%q: use agent (create + the agent's CSR) or acme (a signed ACME order)", v)
 	}
-	for _, name := range []string{"ACME_CHALLENGE_WRONG", "ACME_SLOW_VUS", "CHALLENGE_SLOW_LATENCY"} {
+	for _, name := range []string{"ACME_CHALLENGE_WRONG", "ACME_REVOKE_SHARE", "ACME_SLOW_VUS", "CHALLENGE_SLOW_LATENCY"} {
 		if v := get(name, ""); v != "" {
 			k, _ := LookupKnob(name)
 			if err := k.check(v); err != nil {

@@ -339,18 +339,20 @@ func TestDeployKnobTypesChecked(t *testing.T) {
 	}
 }
 
-// ACME_CHALLENGE_WRONG is a share of the challenge-mode orders: refused early outside [0, 1], passed on
-// to k6 inside it.
-func TestChallengeWrongShare(t *testing.T) {
+// ACME_CHALLENGE_WRONG and ACME_REVOKE_SHARE are shares of the signed orders: refused early outside
+// [0, 1], passed on to k6 inside it.
+func TestOrderShares(t *testing.T) {
 	root := fakeRepo(t, "k6/pki/a.js")
-	for _, bad := range []string{"1.5", "-0.1", "some", "NaN"} {
-		if _, err := Load(root, env("TIER=pki", "ACME_CHALLENGE_WRONG="+bad), now); err == nil || !strings.Contains(err.Error(), "must be a share between 0 and 1") {
-			t.Errorf("ACME_CHALLENGE_WRONG=%s: %v; want a refusal", bad, err)
+	for _, name := range []string{"ACME_CHALLENGE_WRONG", "ACME_REVOKE_SHARE"} {
+		for _, bad := range []string{"1.5", "-0.1", "some", "NaN"} {
+			if _, err := Load(root, env("TIER=pki", name+"="+bad), now); err == nil || !strings.Contains(err.Error(), "must be a share between 0 and 1") {
+				t.Errorf("%s=%s: %v; want a refusal", name, bad, err)
+			}
 		}
-	}
-	c, err := Load(root, env("TIER=pki", "ACME_CHALLENGE_WRONG=0.1"), now)
-	if err != nil || c.Env["ACME_CHALLENGE_WRONG"] != "0.1" || !K6Env("ACME_CHALLENGE_WRONG") {
-		t.Errorf("ACME_CHALLENGE_WRONG=0.1 not passed on to k6: %v %v", c.Env["ACME_CHALLENGE_WRONG"], err)
+		c, err := Load(root, env("TIER=pki", name+"=0.1"), now)
+		if err != nil || c.Env[name] != "0.1" || !K6Env(name) {
+			t.Errorf("%s=0.1 not passed on to k6: %v %v", name, c.Env[name], err)
+		}
 	}
 }
 

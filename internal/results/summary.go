@@ -466,9 +466,9 @@ type PKIRow struct {
 
 // The rows each PKI scenario gives: its record's latency (the whole operation) and its trends (parts).
 var (
-	acmeSteps = []string{"new_account", "new_order", "authz", "finalize", "order", "certificate"}
+	acmeSteps = []string{"new_account", "new_order", "authz", "finalize", "order", "certificate", "revoke"}
 	// Challenge mode's: the challenge's POST, the authorization's polls, and validation (respond → valid).
-	acmeChallengeSteps = []string{"new_account", "new_order", "authz", "challenge", "authz_poll", "validation", "finalize", "order", "certificate"}
+	acmeChallengeSteps = []string{"new_account", "new_order", "authz", "challenge", "authz_poll", "validation", "finalize", "order", "certificate", "revoke"}
 	revChecks          = []string{"ocsp_get", "ocsp_post", "crl", "crl_304"}
 )
 

@@ -22,6 +22,7 @@ export const DEFAULTS = Object.freeze({
   "OCSP_RESPONDER_WORKAROUND": "0",
   "PKI_ISSUANCE_PATH": "agent",
   "ACME_CHALLENGE_WRONG": "0",
+  "ACME_REVOKE_SHARE": "0",
   "ACME_SLOW_VUS": "15",
   "CHALLENGE_SLOW_LATENCY": "8s",
   "AUTH_WORKAROUNDS": "0",

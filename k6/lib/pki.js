@@ -7,13 +7,13 @@ import { check } from 'k6';
 import exec from 'k6/execution';
 import encoding from 'k6/encoding';
 import { newAccountKey, jws, b64url } from './jose.js';
-import { csrDER, newCSRPem, pemBlocks, certNames, signedBy } from './der.js';
+import { csrDER, newCSRPem, pemBlocks, certNames, signedBy, ariCertID } from './der.js';
 import { ocspRequest, parseOCSP, ocspVerified, saneTimes, parseCRL, crlVerified } from './ocsp.js';
 import { probeCertctl } from './probe.js';
 import { knob } from './config.js';
 import { json, setupParams, registerAgent, untimedHeaders } from './certctl.js';
 import {
-  acmeOrderMS, acmeStepMS, acmeOrderOK, acmeOrderFailed, acmeValidationMS, acmeChallengeInvalid, acmeWrongAnswer, acmeFinalize500, acmeBadNonce, acmeRateLimited, acmeUnanswered, acmeServerErrors,
+  acmeOrderMS, acmeStepMS, acmeOrderOK, acmeOrderFailed, acmeValidationMS, acmeChallengeInvalid, acmeWrongAnswer, acmeRevoked, acmeFinalize500, acmeBadNonce, acmeRateLimited, acmeUnanswered, acmeServerErrors,
   pkiIssueMS, pkiIssued, pkiNotSigned, pkiBadChain, pkiOCSPOK, pkiOCSP500, pkiOCSPUnverified, pkiOCSPLeadingZero, pkiCRLOK, pkiCRLMissingRevoked,
 } from './metrics.js';
 
@@ -36,13 +36,17 @@ const ORDER_COUNTERS = {
   rate_limited: acmeRateLimited,
   unanswered: acmeUnanswered,
   bad_chain: pkiBadChain,
+  revoked: 'acme_revoked{outcome:ok}',
+  revoke_refused: 'acme_revoked{outcome:refused}',
+  revoke_refused_leading_zero: 'acme_revoked{outcome:refused,serial:leading_zero}',
+  revoke_unanswered: 'acme_revoked{outcome:unanswered}',
   issued: pkiIssued,
 };
 const failedAt = (steps) => Object.fromEntries(steps.map((st) => [`failed_${st}`, `acme_order_failed{failed_at:${st}}`]));
 export const ACME_ORDER_COUNTERS = Object.freeze(Object.assign({}, ORDER_COUNTERS, failedAt(ACME_FAILED_AT)));
 
 // Each signed step's latency, the way a CA benchmark reports them side by side with the whole order.
-export const ACME_STEPS = ['new_account', 'new_order', 'authz', 'finalize', 'order', 'certificate'];
+export const ACME_STEPS = ['new_account', 'new_order', 'authz', 'finalize', 'order', 'certificate', 'revoke'];
 export const ACME_ORDER_TRENDS = Object.freeze(Object.fromEntries(ACME_STEPS.map((st) => [st, `acme_step_ms{step:${st}}`])));
 
 // Challenge mode: the order's authorization is validated by certctl fetching http-01 from the stack's
@@ -51,7 +55,7 @@ export const ACME_ORDER_TRENDS = Object.freeze(Object.fromEntries(ACME_STEPS.map
 // validation (respond → valid) is a trend of its own.
 export const CHALLENGE_HOSTS = 16;
 export const RESPONDER_URL = 'http://challenge-responder:8055';
-export const ACME_CHALLENGE_STEPS = ['new_account', 'new_order', 'authz', 'challenge', 'authz_poll', 'finalize', 'order', 'certificate'];
+export const ACME_CHALLENGE_STEPS = ['new_account', 'new_order', 'authz', 'challenge', 'authz_poll', 'finalize', 'order', 'certificate', 'revoke'];
 export const ACME_CHALLENGE_TRENDS = Object.freeze(Object.assign(
   Object.fromEntries(ACME_CHALLENGE_STEPS.map((st) => [st, `acme_step_ms{step:${st}}`])), { validation: acmeValidationMS }));
 export const ACME_CHALLENGE_FAILED_AT = ['account', 'new_order', 'authz', 'publish', 'challenge', 'validation', 'finalize', 'order', 'certificate'];
@@ -140,6 +144,7 @@ export async function pkiProbe(cfg) {
     acme_finalize_workaround: knob(__ENV, 'ACME_FINALIZE_WORKAROUND') === '1',
     issuance_path: issuancePath(),
     ocsp_responder_workaround: knob(__ENV, 'OCSP_RESPONDER_WORKAROUND') === '1',
+    acme_revoke_share: shareKnob('ACME_REVOKE_SHARE'),
     agent_id: agent, ca_der: b64url(blocks[blocks.length - 1]), directory: readDirectory(cfg, cfg.ids.profile, p) });
 }
 
@@ -149,11 +154,17 @@ export async function pkiProbe(cfg) {
 export async function challengeProbe(cfg) {
   const info = await pkiProbe(cfg);
   if (!info) return info;
-  const wrong = Number(knob(__ENV, 'ACME_CHALLENGE_WRONG'));
-  if (!(wrong >= 0 && wrong <= 1)) throw new Error(`ACME_CHALLENGE_WRONG="${knob(__ENV, 'ACME_CHALLENGE_WRONG')}": a share of orders between 0 and 1`);
+  const wrong = shareKnob('ACME_CHALLENGE_WRONG');
   const h = http.get(`${RESPONDER_URL}/healthz`, { timeout: '5s', headers: untimedHeaders('setup', {}) });
   if (h.status !== 200) throw new Error(`the challenge responder (${RESPONDER_URL}) answered HTTP ${h.status}: is the stack's challenge-responder up?`);
   return Object.assign(info, { challenge_wrong: wrong, challenge_directory: readDirectory(cfg, `${cfg.ids.profile}-challenge`, setupParams(cfg)) });
+}
+
+// shareKnob reads a knob that is a share of the orders, 0 to 1, and refuses any other value.
+function shareKnob(name) {
+  const v = Number(knob(__ENV, name));
+  if (!(v >= 0 && v <= 1) || knob(__ENV, name) === '') throw new Error(`${name}="${knob(__ENV, name)}": a share of orders between 0 and 1`);
+  return v;
 }
 
 function readDirectory(cfg, profile, p) {
@@ -324,7 +335,7 @@ export async function acmeOrder(cfg, data, challenge, opts) {
   const name = !challenge ? `lt-acme-${cfg.runId}-${iter}.loadtest.example.com`
     : opts && opts.slow ? `slow-${iter % SLOW_HOSTS}.challenge.loadtest.example.com`
     : `ch-${iter % CHALLENGE_HOSTS}.challenge.loadtest.example.com`;
-  const wrong = !!challenge && wrongAnswer(iter, data.challenge_wrong);
+  const wrong = !!challenge && inShare(iter, data.challenge_wrong);
   const t0 = Date.now();
 
   const created = await post(cfg, dir, a.key, a.kid, dir.newOrder, { identifiers: [{ type: 'dns', value: name }] }, 'new_order', [201]);
@@ -376,12 +387,27 @@ export async function acmeOrder(cfg, data, challenge, opts) {
   acmeOrderMS.add(took);
   acmeOrderOK.add(1);
   pkiIssued.add(1, { path: 'acme' });
+  // The journey's last leg, as Boulder's load plan ends its orders: the issued certificate revoked by its
+  // client, for ACME_REVOKE_SHARE of the orders spread through the run. The order was issued either way.
+  if (inShare(iter, data.acme_revoke_share || 0)) await revoke(cfg, dir, a, String(dl.body));
   return { ok: true, ms: took };
 }
 
-// wrongAnswer says whether order iter (0, 1, …) publishes a wrong key authorization when share of the
-// orders do: spread evenly through the run (every 1/share-th order), so that any stretch of it has some.
-export function wrongAnswer(iter, share) {
+// revoke asks certctl to revoke a certificate it issued to this account (RFC 8555 section 7.6: the
+// leaf's DER, signed with the account's key; reason 4, superseded), timed as the step revoke. Each is
+// counted by outcome and by whether the serial's hex starts with a zero digit (serial: leading_zero or
+// other), the shape certctl's OCSP POST and renewal-info mishandle.
+async function revoke(cfg, dir, a, chainPEM) {
+  const r = await post(cfg, dir, a.key, a.kid, dir.revokeCert, { certificate: b64url(pemBlocks(chainPEM)[0]), reason: 4 }, 'revoke', [200]);
+  const serial = /^0/.test(ariCertID(chainPEM).serialHex.replace(/^00/, '')) ? 'leading_zero' : 'other';
+  acmeRevoked.add(1, { outcome: r.status === 200 ? 'ok' : r.status === 0 ? 'unanswered' : 'refused', serial });
+  check(r, { 'revoke-cert: 200, the certificate revoked': (x) => x.status === 200 });
+}
+
+// inShare says whether order iter (0, 1, …) is one of share of the orders (a wrong key authorization
+// published, a certificate revoked): spread evenly through the run (every 1/share-th order), so that any
+// stretch of it has some.
+export function inShare(iter, share) {
   return share > 0 && Math.floor((iter + 1) * share) > Math.floor(iter * share);
 }
 

@@ -14,7 +14,7 @@ import { tlv, ecdsaSigDER, csrDER, newCSRPem, certNames, signedBy, pemBlocks, re
 import encoding from 'k6/encoding';
 import { ocspRequest, parseOCSP, ocspVerified, saneTimes, parseCRL, crlVerified } from '../lib/ocsp.js';
 import { parseTime, deployTrends, deployConfig, failedCounter, TYPES, DEPLOY_COUNTERS } from '../lib/deploy.js';
-import { wrongAnswer, slowVUs, ACME_SATURATION_COUNTERS, ACME_SATURATION_TRENDS } from '../lib/pki.js';
+import { inShare, slowVUs, ACME_SATURATION_COUNTERS, ACME_SATURATION_TRENDS } from '../lib/pki.js';
 
 // A P-256 CA and an RSA CA, each with a leaf for leaf.example.com (+ www.): made with openssl.
 const PKI = Object.fromEntries(['ec-ca', 'ec-leaf', 'rsa-ca', 'rsa-leaf', 'rsa-leaf-revoked', 'ocsp-responder'].map((n) => [n, open(`./testdata/pki/${n}.pem`)]));
@@ -291,7 +291,7 @@ async function testPKI() {
   eq('600 account keys, every coordinate 32 bytes', short, 0);
 
   // ACME_CHALLENGE_WRONG: that share of the orders, evenly spread; none at 0, every one at 1.
-  const wrongAt = (share) => Array.from({ length: 20 }, (_, i) => i).filter((i) => wrongAnswer(i, share));
+  const wrongAt = (share) => Array.from({ length: 20 }, (_, i) => i).filter((i) => inShare(i, share));
   eq('wrong answers at 0.2: every fifth order', wrongAt(0.2), [4, 9, 14, 19]);
   eq('wrong answers at 0 and 1', [wrongAt(0).length, wrongAt(1).length], [0, 20]);
   // ACME_SLOW_VUS: the saturation's slow clients, refused when not a whole number ≥ 1.
