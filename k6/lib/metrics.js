@@ -137,7 +137,8 @@ export const acmeValidationMS = declare(Trend, 'acme_validation_ms', true);
 export const acmeChallengeInvalid = declare(Counter, 'acme_challenge_invalid');
 export const acmeWrongAnswer = declare(Counter, 'acme_wrong_answer');
 // A downloaded certificate its client revoked through revokeCert (ACME_REVOKE_SHARE of the orders), by
-// outcome: ok (200), refused (another answer), unanswered (no answer within REQUEST_TIMEOUT).
+// outcome: ok (200), leading_zero_404 (certctl's known 404 for a serial starting with a zero digit),
+// refused (another answer), unanswered (no answer within REQUEST_TIMEOUT).
 export const acmeRevoked = declare(Counter, 'acme_revoked');
 // certctl's defects and ACME's own answers on the order path: finalize's 500
 // (docs/certctl-findings.md#acme-finalize), badNonce (retried once), 429 rateLimited.

@@ -14,7 +14,7 @@ import { tlv, ecdsaSigDER, csrDER, newCSRPem, certNames, signedBy, pemBlocks, re
 import encoding from 'k6/encoding';
 import { ocspRequest, parseOCSP, ocspVerified, saneTimes, parseCRL, crlVerified } from '../lib/ocsp.js';
 import { parseTime, deployTrends, deployConfig, failedCounter, TYPES, DEPLOY_COUNTERS } from '../lib/deploy.js';
-import { inShare, slowVUs, ACME_SATURATION_COUNTERS, ACME_SATURATION_TRENDS } from '../lib/pki.js';
+import { inShare, serialStartsWithZero, slowVUs, ACME_SATURATION_COUNTERS, ACME_SATURATION_TRENDS } from '../lib/pki.js';
 
 // A P-256 CA and an RSA CA, each with a leaf for leaf.example.com (+ www.): made with openssl.
 const PKI = Object.fromEntries(['ec-ca', 'ec-leaf', 'rsa-ca', 'rsa-leaf', 'rsa-leaf-revoked', 'ocsp-responder'].map((n) => [n, open(`./testdata/pki/${n}.pem`)]));
@@ -27,10 +27,13 @@ const REVOKED_SERIAL = '1ffbc84ad30befb747a5088a0a801f981ead5214';
 
 // A leaf certctl 151107c issued through the agent CSR path; its ARI id checked with openssl.
 const ARI_LEAF = open('./testdata/ari-leaf.pem');
+// openssl req -x509 -set_serial 0x0a1b… and 0x8a1b… (the second's DER integer carries a 0x00 sign byte).
+const SERIAL_0A = open('./testdata/serial-0a.pem');
+const SERIAL_8A = open('./testdata/serial-8a.pem');
 
 // ASSERTIONS is how many assertions the functions below make when each runs to its end: a function cut
 // short by an exception, or one whose loop lost its cases, fails the count (add yours here).
-const ASSERTIONS = 720;
+const ASSERTIONS = 723;
 
 export const options = {
   iterations: 1,
@@ -220,6 +223,10 @@ function testARI() {
   throws('ARI id of garbage', () => ariCertID('-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----'));
   truthy('synthetic ARI ids are well-formed base64url pairs', /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/.test(syntheticARIID(123456)));
   truthy('synthetic ARI ids differ', syntheticARIID(1) !== syntheticARIID(2));
+  // The serials certctl's revoke-cert cannot find (docs/certctl-findings.md#ari-leading-zero).
+  eq('a serial 0a… starts with a zero digit', serialStartsWithZero(SERIAL_0A), true);
+  eq('a serial 8a… (DER sign byte 00) does not', serialStartsWithZero(SERIAL_8A), false);
+  eq('a certctl leaf 4c… does not', serialStartsWithZero(ARI_LEAF), false);
 }
 
 function testDisk() {
