@@ -410,10 +410,10 @@ async function revoke(cfg, dir, a, chainPEM) {
   check(r, { 'revoke-cert: 200, the certificate revoked': (x) => x.status === 200 });
 }
 
-// serialStartsWithZero says whether a PEM certificate's serial, written in hex without DER's sign byte
-// as certctl stores it, starts with a zero digit.
+// serialStartsWithZero says whether a PEM certificate's serial, written as certctl's CA stores it (40 hex
+// digits, zero-padded), starts with a zero digit: whether its hex without leading zeros is shorter.
 export function serialStartsWithZero(pem) {
-  return /^0/.test(ariCertID(pem).serialHex.replace(/^00/, ''));
+  return ariCertID(pem).serialHex.replace(/^0+/, '').length < 40;
 }
 
 // inShare says whether order iter (0, 1, …) is one of share of the orders (a wrong key authorization

@@ -27,13 +27,15 @@ const REVOKED_SERIAL = '1ffbc84ad30befb747a5088a0a801f981ead5214';
 
 // A leaf certctl 151107c issued through the agent CSR path; its ARI id checked with openssl.
 const ARI_LEAF = open('./testdata/ari-leaf.pem');
-// openssl req -x509 -set_serial 0x0a1b… and 0x8a1b… (the second's DER integer carries a 0x00 sign byte).
+// openssl req -x509 -set_serial 0x0a1b…, 0x8a1b… and 0x008a1b… (40 hex digits each; the DER integers of
+// the last two carry a 0x00 sign byte).
 const SERIAL_0A = open('./testdata/serial-0a.pem');
 const SERIAL_8A = open('./testdata/serial-8a.pem');
+const SERIAL_008A = open('./testdata/serial-008a.pem');
 
 // ASSERTIONS is how many assertions the functions below make when each runs to its end: a function cut
 // short by an exception, or one whose loop lost its cases, fails the count (add yours here).
-const ASSERTIONS = 723;
+const ASSERTIONS = 724;
 
 export const options = {
   iterations: 1,
@@ -226,6 +228,7 @@ function testARI() {
   // The serials certctl's revoke-cert cannot find (docs/certctl-findings.md#ari-leading-zero).
   eq('a serial 0a… starts with a zero digit', serialStartsWithZero(SERIAL_0A), true);
   eq('a serial 8a… (DER sign byte 00) does not', serialStartsWithZero(SERIAL_8A), false);
+  eq('a serial 008a… (a zero first byte, DER sign byte 00) starts with a zero digit', serialStartsWithZero(SERIAL_008A), true);
   eq('a certctl leaf 4c… does not', serialStartsWithZero(ARI_LEAF), false);
 }
 
