@@ -58,6 +58,15 @@ func (r *Runner) Run(ctx context.Context) int {
 	// From here on the stack may exist: tear it down whatever happens, after the summary is written.
 	defer r.tearDown(compose, dir)
 	if problem := r.startStack(ctx, compose, svcs, dir, &run); problem != "" {
+		// A cancelled CI job's SIGTERM can come while the stack starts (its start is most of a short
+		// job's timeout on a busy runner): the stack did not fail, the run was stopped before any load.
+		var in Interrupted
+		if errors.As(context.Cause(ctx), &in) || ctx.Err() != nil {
+			if in.Signal == "" {
+				in.Signal = "a signal"
+			}
+			return r.writeSummary(dir, &run, results.ExitInterrupted, fmt.Sprintf("the run was %s while the stack was starting, before any load: there are no figures", in.Error()))
+		}
 		return r.writeSummary(dir, &run, results.ExitEnvironment, problem)
 	}
 	run.K6Version = r.k6Version(ctx, compose)

@@ -451,6 +451,23 @@ func TestRunInterruptedBySignalSaysSo(t *testing.T) {
 	}
 }
 
+// SIGTERM while the stack starts (a short CI job's timeout on a busy runner) is an interruption, exit
+// 130, not a stack that failed to come up: nothing was wrong with the environment.
+func TestRunInterruptedWhileStartingSaysSo(t *testing.T) {
+	cfg := testConfig(t, "nginx")
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	f := engine(t, cfg, map[string]k6Outcome{}, answer{prefix: "compose up ", do: func(context.Context, Cmd) int {
+		cancel(Interrupted{Signal: "SIGTERM"})
+		return 130
+	}})
+	res := runWith(ctx, t, cfg, f)
+	want := "the run was interrupted by SIGTERM while the stack was starting, before any load: there are no figures"
+	if res.code != results.ExitInterrupted || res.summary == nil || res.summary.ExitCode != results.ExitInterrupted || res.summary.Run.Error != want {
+		t.Fatalf("exit %d, summary %+v; want 130 and %q\n%s", res.code, res.summary, want, res.stderr)
+	}
+}
+
 // certctl-server dies during the load: the run says so, with when and during what, exits 5, and keeps
 // the scenario's figures.
 func TestRunNamesAServerThatDied(t *testing.T) {
