@@ -61,8 +61,8 @@ func TestCapacityFindsTheKnee(t *testing.T) {
 }
 
 // make compare-builds against the real release and the real next build, one short run each: main's
-// audit chain makes every API and ACME scenario's median many times slower, and compare must say so
-// with the statement that took the time.
+// audit chain makes every API and ACME scenario many times slower, and compare must say so with the
+// statement that took the time.
 func TestCompareBuildsNamesTheRegression(t *testing.T) {
 	e2e(t)
 	next := os.Getenv("CERTCTL_NEXT_DIST")
@@ -77,9 +77,11 @@ func TestCompareBuildsNamesTheRegression(t *testing.T) {
 	r := run(t, append(stackEnv(t), "RESULTS_DIR="+results, "OLD="+dist, "NEW="+next, "RUNS=1", "TIER=api,acme", "DURATION=1m"),
 		"make", "compare-builds")
 	wantCode(t, r, 2) // make's code for a failed recipe: compare exited 1
-	// A median among the regressions: on a loaded day v2.1.7's own ACME median rose too, and only the
-	// API scenarios' medians stood out (×2.3), after ACME's p95.
-	wantOutput(t, r, `verdict: REGRESSED: .*\b\w+ p50 [+×]`)
+	// Named by its statistics, whichever stood out. Not a median necessarily: with one run a side the
+	// intervals are over 10 s blocks of a minute in which main's lock queue builds, and a median's 99 % interval
+	// reached from no change to ×19–×56: on 2026-12-02 every p95 was ×12–31 worse and every p50 (×2–3) "~", in a full suite
+	// whose predecessors had each seen a median stand out. Medians judged significant are compare's unit tests'.
+	wantOutput(t, r, `verdict: REGRESSED: .*\b\w+ p(50|95|99) [+×]`)
 	b, err := os.ReadFile(filepath.Join(results, r.runID, "compare.json"))
 	if err != nil {
 		t.Fatalf("no compare.json: %v", err)

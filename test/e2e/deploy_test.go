@@ -142,11 +142,22 @@ func TestDeployTier(t *testing.T) {
 		// No loop completes, so the loop's time judges no sample.
 		wantThresholds(t, r, "deploy_latency", "deploy_loop_ok rate>0.95", "checks rate>0.95", "deploy_loop_ms p(95)<100000")
 		var stolen, completed float64
-		for _, d := range deployRows(r.summary, "deploy_latency") {
+		rows := deployRows(r.summary, "deploy_latency")
+		for _, d := range rows {
 			stolen += d.Stolen
 			completed += d.Completed
 		}
 		if stolen < 3 || completed != 0 {
+			// Each loop's other outcome (stuck, not signed, failed) and the loops' own lines say where the rest went.
+			for typ, d := range rows {
+				t.Logf("%s: completed %v, stolen %v, stuck %v, not signed %v, failed %v, not served %v", typ, d.Completed, d.Stolen, d.Stuck, d.NotSigned, d.Failed, d.NotServed)
+			}
+			log, _ := os.ReadFile(filepath.Join(r.dir, "logs", "deploy_latency.log"))
+			for _, l := range strings.Split(string(log), "\n") {
+				if strings.Contains(l, "level=warn") && strings.Contains(l, "deploy ") {
+					t.Log(l)
+				}
+			}
 			t.Errorf("%v loops stolen, %v completed; every deployment job should be stolen", stolen, completed)
 		}
 		wantOutput(t, r, `certctl-findings.md#job-processor-steals`)
