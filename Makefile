@@ -194,8 +194,9 @@ test-e2e-full: $(LOADTEST) $(K6) ## Every e2e test against the real certctl in C
 test-workflow: ## The workflows' jobs on this host with act (tools/act), offline, against CERTCTL_DIST: the weekly plan and its jobs, the pull-request gate as certctl would call it
 	$(STEP) go test -count=1 -short -parallel 2 -timeout 20m ./test/workflow/
 
-test-workflow-full: ## test-workflow, and a dispatch of every tier under act (a stack each)
-	go test -count=1 -parallel 2 -timeout 40m ./test/workflow/
+test-workflow-full: ## test-workflow, and a dispatch of every tier under act (a stack each); its log is results/test-workflow-full.log
+	@mkdir -p results
+	go test -count=1 -parallel 2 -timeout 40m -v ./test/workflow/ 2>&1 | tee results/test-workflow-full.log | grep -E '^(--- |ok|FAIL|PASS)'
 
 clean: ## Remove build output and any stack a killed run left behind (results are kept)
 	rm -rf bin
