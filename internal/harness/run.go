@@ -60,11 +60,7 @@ func (r *Runner) Run(ctx context.Context) int {
 	if problem := r.startStack(ctx, compose, svcs, dir, &run); problem != "" {
 		// A cancelled CI job's SIGTERM can come while the stack starts (its start is most of a short
 		// job's timeout on a busy runner): the stack did not fail, the run was stopped before any load.
-		var in Interrupted
-		if errors.As(context.Cause(ctx), &in) || ctx.Err() != nil {
-			if in.Signal == "" {
-				in.Signal = "a signal"
-			}
+		if in, ok := interruption(ctx); ok {
 			return r.writeSummary(dir, &run, results.ExitInterrupted, fmt.Sprintf("the run was %s while the stack was starting, before any load: there are no figures", in.Error()))
 		}
 		return r.writeSummary(dir, &run, results.ExitEnvironment, problem)
@@ -82,12 +78,9 @@ func (r *Runner) Run(ctx context.Context) int {
 	stopCollectors()
 	r.saveStackLogs(compose, dir)
 	code = collect(dir, run.Scenarios)
-	var in Interrupted
+	in, interrupted := interruption(ctx)
 	switch {
-	case errors.As(context.Cause(ctx), &in) || ctx.Err() != nil:
-		if in.Signal == "" {
-			in.Signal = "a signal"
-		}
+	case interrupted:
 		if in.At.IsZero() {
 			in.At = loadEnd
 		}
@@ -97,4 +90,17 @@ func (r *Runner) Run(ctx context.Context) int {
 		code = results.ExitStackFault
 	}
 	return r.writeSummary(dir, &run, code, "")
+}
+
+// interruption says whether the run's context was stopped, and by what: a cancel without a cause
+// (a parent context's) is still an interruption, of "a signal".
+func interruption(ctx context.Context) (Interrupted, bool) {
+	var in Interrupted
+	if !errors.As(context.Cause(ctx), &in) && ctx.Err() == nil {
+		return in, false
+	}
+	if in.Signal == "" {
+		in.Signal = "a signal"
+	}
+	return in, true
 }
