@@ -70,7 +70,12 @@ build() { # role binary dockerfile tag
     -t "$tag" "$DIST" >"$log" 2>&1; then
     grep -v -e DEPRECATED -e 'BuildKit is currently disabled' -e 'environment-variable' "$log" >&2
     rm -f "$log"
-    die "docker build of $tag failed (base $BASE)."
+    local hint=""
+    # A host with no registry (CI's, an air-gapped one) cannot pull the upstream base: say what can.
+    if [ "${IMAGES:-}" != offline ] && ! docker image inspect "$BASE" >/dev/null 2>&1; then
+      hint=" $BASE is not on this host and docker could not pull it: with no registry, set IMAGES=offline to build on the stand-in bases \`make images\` builds."
+    fi
+    die "docker build of $tag failed (base $BASE).$hint"
   fi
   rm -f "$log"
   echo "certctl images: $tag built in $((SECONDS - t0))s ($bin sha256 ${sum:0:12})" >&2
