@@ -103,25 +103,37 @@ function findJob(cfg, type, certId, sinceMS, tags) {
 }
 
 // claimedBy(cfg, job, from, to): who moved the job from Pending to Running between from and to (ms):
-// 'agent' when certctl's audit trail has its agent's work poll then (the poll claims its jobs),
-// 'processor' when it has none, '' when the trail cannot be read or the job names no agent. The trail is
-// written as each request ends and read at whole seconds, so the window runs 3 s past the first sight of
-// Running; certctl's `total` is the page's length (docs/certctl-findings.md#audit-total-is-page): pages
-// are read until one comes back short.
+// 'agent' when certctl's audit trail has a work poll of its agent that could have claimed it
+// (agentPolledAfter), 'processor' when it has none, '' when the trail cannot be read or the job names no
+// agent. The trail is written as each request ends and read at whole seconds, so the window runs 3 s past
+// the first sight of Running; certctl's `total` is the page's length
+// (docs/certctl-findings.md#audit-total-is-page): pages are read until one comes back short.
 export function claimedBy(cfg, job, from, to) {
   if (!job.agent_id) return '';
   const sec = (ms) => new Date(ms).toISOString().replace(/\.\d+Z$/, 'Z');
   const p = { headers: untimedHeaders('followup', headers(cfg)), timeout: '60s', tags: { phase: 'followup', name: 'GET /api/v1/audit' } };
-  const work = `/api/v1/agents/${job.agent_id}/work`;
+  const created = parseTime(job.created_at);
   for (let page = 1; page < 100; page++) {
     const res = http.get(`${cfg.baseUrl}/api/v1/audit?since=${sec(from - 1000)}&until=${sec(to + 3000)}&per_page=500&page=${page}`, p);
     const body = res.status === 200 ? json(res) : null;
     const rows = body && body.data;
-    if (!Array.isArray(rows)) return '';
-    if (rows.some((e) => String(e.resource_id || '').startsWith(work))) return 'agent';
+    if (!Array.isArray(rows) || isNaN(created)) return '';
+    if (agentPolledAfter(rows, job.agent_id, created)) return 'agent';
     if (rows.length < 500) return 'processor';
   }
   return '';
+}
+
+// agentPolledAfter(rows, agentId, createdMS): whether certctl's audit rows hold a work poll of the agent
+// recorded after the job was created. A poll claims only jobs that exist when it runs, and certctl records
+// a request as it ends, so the poll that claimed a job ends after the job's creation. The poll that handed
+// the agent its CSR job ended before the agent posted the CSR whose signing created the deployment job
+// (certctl's agent answers a CSR job inside the poll, cmd/agent/poll.go): it is in the window from the job's
+// creation less a second, and it claimed nothing (the full suite of 2026-12-06 read five stolen jobs as the
+// agent's by that poll).
+export function agentPolledAfter(rows, agentId, createdMS) {
+  const work = `/api/v1/agents/${agentId}/work`;
+  return rows.some((e) => String(e.resource_id || '').startsWith(work) && parseTime(e.timestamp) > createdMS);
 }
 
 function getJob(cfg, id, tags) {

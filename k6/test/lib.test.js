@@ -13,7 +13,7 @@ import { thumbprintInput, thumbprint, newAccountKey, jws, p256JWK } from '../lib
 import { tlv, ecdsaSigDER, csrDER, newCSRPem, certNames, signedBy, pemBlocks, readTLV, children } from '../lib/der.js';
 import encoding from 'k6/encoding';
 import { ocspRequest, parseOCSP, ocspVerified, saneTimes, parseCRL, crlVerified } from '../lib/ocsp.js';
-import { parseTime, deployTrends, deployConfig, failedCounter, TYPES, DEPLOY_COUNTERS } from '../lib/deploy.js';
+import { parseTime, deployTrends, deployConfig, failedCounter, agentPolledAfter, TYPES, DEPLOY_COUNTERS } from '../lib/deploy.js';
 import { inShare, serialStartsWithZero, slowVUs, ACME_SATURATION_COUNTERS, ACME_SATURATION_TRENDS } from '../lib/pki.js';
 
 // A P-256 CA and an RSA CA, each with a leaf for leaf.example.com (+ www.): made with openssl.
@@ -35,7 +35,7 @@ const SERIAL_008A = open('./testdata/serial-008a.pem');
 
 // ASSERTIONS is how many assertions the functions below make when each runs to its end: a function cut
 // short by an exception, or one whose loop lost its cases, fails the count (add yours here).
-const ASSERTIONS = 724;
+const ASSERTIONS = 728;
 
 export const options = {
   iterations: 1,
@@ -270,6 +270,15 @@ function testDeploy() {
   eq('any other failure is a failure', failedCounter({ last_error: 'reload failed' }).name, 'deploy_failed');
   eq('a failure without an error is a failure', failedCounter({}).name, 'deploy_failed');
   eq('outcomes per target type', DEPLOY_COUNTERS.stolen_f5, 'deploy_stolen{target_type:f5}');
+  // A deployment job created at 18:48:20.400 for agent a1; the audit rows certctl writes as requests end.
+  const created = parseTime('2026-12-06T18:48:20.400123Z');
+  const row = (path, at) => ({ resource_id: path, timestamp: at });
+  const csrPoll = row('/api/v1/agents/a1/work', '2026-12-06T18:48:20.390551Z');
+  const csr = row('/api/v1/agents/a1/csr', '2026-12-06T18:48:20.452001Z');
+  eq('the poll that handed over the CSR job claimed nothing', agentPolledAfter([csrPoll, csr], 'a1', created), false);
+  eq('a poll that ended after the job existed could claim it', agentPolledAfter([csrPoll, row('/api/v1/agents/a1/work', '2026-12-06T18:48:50.401Z')], 'a1', created), true);
+  eq('another agent\'s poll claims nothing of a1\'s', agentPolledAfter([row('/api/v1/agents/a2/work', '2026-12-06T18:48:30Z')], 'a1', created), false);
+  eq('no rows, no poll', agentPolledAfter([], 'a1', created), false);
 }
 
 // RFC 7638 section 3.1's example key and its thumbprint.
