@@ -651,7 +651,6 @@ func prefixed(p string, xs []string) []string {
 	return out
 }
 
-
 // .github/dependabot.yml parses, updates both ecosystems weekly (gomod at the root, where go.mod is) and
 // watches every place that uses an action: "/" (.github/workflows) when a workflow does, and each
 // directory whose action.yml does. A listed directory that holds no action is refused too: Dependabot
