@@ -281,6 +281,34 @@ func TestDefectsBySide(t *testing.T) {
 // clients answered at a rate a fifth lower fail the comparison (beyond a 10 % tolerance), the same rate
 // does not, and a higher one reads better. An arrival-rate scenario gets no throughput row (its rate
 // is the one it was given), and its other rows read as without this row.
+// A change is significant only when its interval clears the noise band, not only "no change": the A/A
+// of 2026-12-06 (v2.1.7 against itself, alone: issuance p50 +39 %, interval +5 % … +62 %) failed the gate
+// when leaving out 1 was enough.
+func TestSignificantBeyondTheNoiseBand(t *testing.T) {
+	o := Options{Tolerance: 0.25}
+	o.defaults()
+	for _, c := range []struct {
+		name              string
+		change, low, high float64
+		verdict           string
+		fails             bool
+	}{
+		{"the A/A of 2026-12-06", 1.39, 1.05, 1.62, "~", false},
+		{"worse past the band, beyond the tolerance", 1.39, 1.12, 1.62, "worse", true},
+		{"worse past the band, within the tolerance", 1.2, 1.11, 1.3, "worse", false},
+		{"inside the noise", 1.08, 1.02, 1.14, "~", false},
+		{"better, the interval in the band", 0.8, 0.7, 0.95, "~", false},
+		{"better past the band", 0.7, 0.6, 0.85, "better", false},
+	} {
+		low, high := c.low, c.high
+		r := Row{Change: c.change, Low: &low, High: &high}
+		judgeRatio(&r, o)
+		if r.Verdict != c.verdict || r.Fails != c.fails {
+			t.Errorf("%s: ×%g (%g … %g): %s, fails %v; want %s, fails %v", c.name, c.change, low, high, r.Verdict, r.Fails, c.verdict, c.fails)
+		}
+	}
+}
+
 func TestClosedModelThroughputIsJudged(t *testing.T) {
 	// 50 requests a second for 120 s; the slower side spaces them 25 % further apart (a rate a fifth lower).
 	at := func(spacing float64) []sample {
