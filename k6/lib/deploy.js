@@ -113,11 +113,12 @@ export function claimedBy(cfg, job, from, to) {
   const sec = (ms) => new Date(ms).toISOString().replace(/\.\d+Z$/, 'Z');
   const p = { headers: untimedHeaders('followup', headers(cfg)), timeout: '60s', tags: { phase: 'followup', name: 'GET /api/v1/audit' } };
   const created = parseTime(job.created_at);
+  if (isNaN(created)) return '';
   for (let page = 1; page < 100; page++) {
     const res = http.get(`${cfg.baseUrl}/api/v1/audit?since=${sec(from - 1000)}&until=${sec(to + 3000)}&per_page=500&page=${page}`, p);
     const body = res.status === 200 ? json(res) : null;
     const rows = body && body.data;
-    if (!Array.isArray(rows) || isNaN(created)) return '';
+    if (!Array.isArray(rows)) return '';
     if (agentPolledAfter(rows, job.agent_id, created)) return 'agent';
     if (rows.length < 500) return 'processor';
   }
