@@ -34,6 +34,14 @@ export function requestParams(cfg, tags, expected) {
   };
 }
 
+// parseTime: milliseconds since the epoch of one of certctl's RFC 3339 timestamps, their fraction kept
+// (they carry up to nanoseconds, more than Date.parse reads, and a renewal scan's per-certificate cost is
+// a fraction of a millisecond); NaN for none.
+export function parseTime(t) {
+  const m = /^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(\.\d+)?(Z|[+-]\d\d:\d\d)$/.exec(String(t || ''));
+  return m ? Date.parse(m[1] + m[3]) + (m[2] ? Number(m[2]) * 1000 : 0) : NaN;
+}
+
 export function json(res) {
   try {
     return res.json();

@@ -8,7 +8,7 @@
 import http from 'k6/http';
 import { check, sleep } from 'k6';
 import { knob, durationSeconds } from './config.js';
-import { json, seededIDs, untimedHeaders } from './certctl.js';
+import { json, parseTime, seededIDs, untimedHeaders } from './certctl.js';
 import { probeCertctl } from './probe.js';
 import {
   deployLoopMS, deploySignedMS, deployJobMS, deployServedMS, deployLoopOK,
@@ -83,12 +83,6 @@ function get(cfg, path, name, tags) {
     headers: headers(cfg), timeout: cfg.requestTimeout,
     tags: Object.assign({ name }, tags), responseCallback: http.expectedStatuses(200),
   });
-}
-
-// certctl's timestamps carry nanoseconds; Date.parse wants milliseconds at most.
-export function parseTime(s) {
-  if (!s) return NaN;
-  return Date.parse(String(s).replace(/(\.\d{3})\d+/, '$1'));
 }
 
 // findJob: the newest job of type for the certificate created at or after sinceMS (a second of slack:

@@ -21,7 +21,7 @@
 //     agent, the processor's part done). To the poll's 1 s resolution.
 import http from 'k6/http';
 import { check, sleep } from 'k6';
-import { json } from './certctl.js';
+import { json, parseTime } from './certctl.js';
 import { round } from './summary.js';
 import {
   renewalScanMS, renewalScanPerCertificate, renewalScanDue, renewalScanJobs, renewalDispatchMS, renewalDrainMS, renewalScanComplete,
@@ -29,13 +29,6 @@ import {
 
 const QUIET_S = 3;
 const WINDOW_DAYS = 31;
-
-// parseTimeMS: certctl's RFC 3339 timestamps carry up to nanoseconds, more than Date.parse reads;
-// milliseconds since the epoch, with the fraction kept.
-export function parseTimeMS(t) {
-  const m = /^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(\.\d+)?(Z|[+-]\d\d:\d\d)$/.exec(String(t));
-  return m ? Date.parse(m[1] + m[3]) + (m[2] ? Number(m[2]) * 1000 : 0) : NaN;
-}
 
 // watchRenewalScan(cfg, w): w = { name (log prefix), params(tags, expected) → request params,
 // tags: the measured requests' tags, waitS, scanMaxS, drainMaxS, drainJudged: a drain past drainMaxS fails
@@ -123,7 +116,7 @@ export function watchRenewalScan(cfg, w) {
   if (!expiring || (created > 0 && !first)) return;
   renewalScanJobs.add(created);
   if (created > 1 && first.first && jobs.first) {
-    const ms = parseTimeMS(jobs.first.created_at) - parseTimeMS(first.first.created_at);
+    const ms = parseTime(jobs.first.created_at) - parseTime(first.first.created_at);
     renewalScanMS.add(ms);
     renewalScanPerCertificate.add(ms / (created - 1));
     console.log(say(`${created} Renewal jobs for ${due.total} due certificates, created over ${round(ms, 1)} ms ` +
@@ -139,7 +132,7 @@ export function watchRenewalScan(cfg, w) {
   }
 
   // The job processor, from the last job's creation (certctl's clock; ours may differ by the poll).
-  const lastCreated = jobs.first ? parseTimeMS(jobs.first.created_at) : Date.now();
+  const lastCreated = jobs.first ? parseTime(jobs.first.created_at) : Date.now();
   const drainStarted = Date.now();
   let dispatched = false;
   while (Date.now() - drainStarted < w.drainMaxS * 1000) {
