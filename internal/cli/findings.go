@@ -88,8 +88,9 @@ func findingsCmd(ctx context.Context, e Env, args []string) int {
 	if err != nil {
 		return m.fail("%v", err)
 	}
-	// The relay that lets the host reach certctl and its database (docker-compose.yml: stack-relay).
-	cfg.Profiles = append(cfg.Profiles, "findings")
+	// The relay that lets the host reach certctl and its database (docker-compose.yml: stack-relay), and
+	// the PKI tier's challenge responders, fast and slow, that validation-wait-unbounded orders against.
+	cfg.Profiles = append(cfg.Profiles, "findings", "pki")
 	build := ""
 	if cfg.External == nil && cfg.Dist != "" {
 		build = filepath.Base(cfg.Dist)
@@ -107,15 +108,38 @@ func findingsCmd(ctx context.Context, e Env, args []string) int {
 		stackEnv = append(stackEnv, "CERTCTL_SCHEDULER_RENEWAL_CHECK_INTERVAL=1m")
 		scriptEnv = append(scriptEnv, "RENEWAL_WAIT=75")
 	}
+	// certctl validates ACME challenges at the responders, which have private addresses on the stack's
+	// network: its guard against those (on by the harness's default) is off here, as in the PKI tier.
+	// Nothing leaves the network either way (netguard).
+	if e2.Getenv("CERTCTL_BLOCK_RFC1918_OUTBOUND") == "" {
+		stackEnv = append(stackEnv, "CERTCTL_BLOCK_RFC1918_OUTBOUND=false")
+	}
+	slowHold := e2.Getenv("CHALLENGE_SLOW_LATENCY")
+	if slowHold == "" {
+		slowHold = harness.KnobDefault("CHALLENGE_SLOW_LATENCY")
+	}
+	// The responders' names (docker-compose.yml: their aliases, which Docker's DNS resolves for certctl).
+	scriptEnv = append(scriptEnv, "CHALLENGE_FAST_NAME=ch-0.challenge.loadtest.example.com",
+		"CHALLENGE_SLOW_NAME=slow-0.challenge.loadtest.example.com", "CHALLENGE_SLOW_HOLD="+slowHold)
 	if cfg.External != nil {
-		scriptEnv = nil // its keys and scheduler are its own; VIEWER_KEY and RENEWAL_WAIT come from the caller
+		scriptEnv = nil // its keys, scheduler and responders are its own: VIEWER_KEY, RENEWAL_WAIT and CHALLENGE_* come from the caller
 	}
 	r := e2.runner("findings", cfg, stackEnv...)
 	code := r.WithStack(ctx, func(ctx context.Context, dir string, a harness.StackAccess) int {
 		if cost != "" {
 			return measureCmd(ctx, e, cost, dir, a, scriptEnv)
 		}
-		t := findings.Target{URL: a.URL, Key: a.Key, CA: a.CAFile, PGURL: a.PGURL, ConnectTo: a.ConnectTo, Build: build, Env: scriptEnv}
+		env := scriptEnv
+		if cfg.External == nil {
+			// The responders are no part of the stack WithStack starts; without them validation-wait-unbounded
+			// says it could not run, and the others run as before.
+			if err := a.Compose(ctx, "up", "--detach", "--wait", "--wait-timeout", "60", "challenge-responder", "challenge-slow"); err != nil {
+				m.say("the challenge responders did not start (%v): validation-wait-unbounded cannot run", err)
+			} else {
+				env = append(slices.Clip(env), "CHALLENGE_MGMT="+a.Responder)
+			}
+		}
+		t := findings.Target{URL: a.URL, Key: a.Key, CA: a.CAFile, PGURL: a.PGURL, ConnectTo: a.ConnectTo, Build: build, Env: env}
 		rep := findings.Run(ctx, cat, e.Root, ids, t, scriptExec, e.Now, e.Stderr)
 		fmt.Fprint(e.Stdout, rep.Text())
 		if err := rep.Write(dir); err != nil {

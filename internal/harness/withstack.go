@@ -23,6 +23,9 @@ type StackAccess struct {
 	Key       string // the admin API key
 	CAFile    string // the CA that signed certctl's certificate, copied into the run directory
 	PGURL     string // certctl's database
+	// Responder is the ACME challenge responder's management API (pebble-challtestsrv's), through the
+	// relay; it answers only when the stack runs the pki profile's services.
+	Responder string
 	// Compose runs `docker compose <args>` on the stack (nil for an external target), its output in
 	// logs/compose.log: a measurement that stops and starts services.
 	Compose func(ctx context.Context, args ...string) error
@@ -114,6 +117,7 @@ func (r *Runner) access(ctx context.Context, compose Compose, dir string) (Stack
 	}
 	a.ConnectTo = fmt.Sprintf("%s:%s:%s:%s", u.Hostname(), u.Port(), relay, u.Port())
 	a.PGURL = fmt.Sprintf("postgres://certctl:certctl@%s:5432/certctl?sslmode=disable", relay)
+	a.Responder = fmt.Sprintf("http://%s:8055", relay)
 	a.CAFile = filepath.Join(dir, "ca.crt")
 	code, err := compose.Run(ctx, io.Discard, io.Discard, "cp", serverService+":/tls/ca.crt", a.CAFile)
 	if err != nil || code != 0 {

@@ -20,62 +20,11 @@ if [ -n "$ENABLED_REMOTE" ]; then
 fi
 
 acme_profile
-dir=$BODY
-
-# ACME URLs come from the directory, built by certctl from the Host it was asked on; the JWS
-# "url" must be exactly that, and the request goes to the same path under $B.
-acme_path() { # URL → REPLY path under $B
-	REPLY=${1#"$B"}
-	[ "$REPLY" != "$1" ] || cannot "certctl's ACME URL $1 is not under $B: pass the base URL certctl sees itself at"
-}
-
-ACCT_KEY="$REPRO_TMP/account.pem"
-openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out "$ACCT_KEY" 2>/dev/null || cannot "openssl could not make an RSA key"
-# RS256 because openssl's signature is then already the JWS signature (ES256 would need the DER
-# signature converted to r||s).
-JWK_N=$(hex2bin "$(openssl rsa -in "$ACCT_KEY" -noout -modulus | cut -d= -f2)" | b64url)
-KID=
-NONCE=
-
-acme_nonce() {
-	acme_path "$(jq -r .newNonce <<<"$dir")"
-	call GET "$REPLY"
-	header Replay-Nonce
-	NONCE=$REPLY
-	[ -n "$NONCE" ] || cannot "new-nonce answered $HTTP_STATUS without a Replay-Nonce"
-}
-
-acme_post() { # URL PAYLOAD(jwk|kid) → BODY, HTTP_STATUS, NONCE (the next one, when given)
-	local url=$1 payload=$2 mode=$3 prot ph pl sig path
-	acme_path "$url"
-	path=$REPLY
-	if [ "$mode" = jwk ]; then
-		prot=$(jq -cn --arg n "$JWK_N" --arg nonce "$NONCE" --arg url "$url" \
-			'{alg: "RS256", jwk: {e: "AQAB", kty: "RSA", n: $n}, nonce: $nonce, url: $url}')
-	else
-		prot=$(jq -cn --arg kid "$KID" --arg nonce "$NONCE" --arg url "$url" \
-			'{alg: "RS256", kid: $kid, nonce: $nonce, url: $url}')
-	fi
-	ph=$(printf '%s' "$prot" | b64url)
-	pl=$(printf '%s' "$payload" | b64url)
-	sig=$(printf '%s.%s' "$ph" "$pl" | openssl dgst -sha256 -sign "$ACCT_KEY" | b64url)
-	API_CTYPE=application/jose+json call POST "$path" \
-		"$(jq -cn --arg p "$ph" --arg l "$pl" --arg s "$sig" '{protected: $p, payload: $l, signature: $s}')"
-	header Replay-Nonce
-	NONCE=$REPLY
-}
-
-acme_nonce
-acme_post "$(jq -r .newAccount <<<"$dir")" '{"termsOfServiceAgreed":true}' jwk
-case $HTTP_STATUS in 200 | 201) ;; *) cannot "new-account answered $HTTP_STATUS: $(snippet)" ;; esac
-header Location
-KID=$REPLY
-[ -n "$KID" ] || cannot "new-account gave no Location (account URL)"
+acme_account
 
 uniq_name
 dns="$REPLY.repro.example.com"
-[ -n "$NONCE" ] || acme_nonce
-acme_post "$(jq -r .newOrder <<<"$dir")" "$(jq -cn --arg d "$dns" '{identifiers: [{type: "dns", value: $d}]}')" kid
+acme_post "$(jq -r .newOrder <<<"$ACME_DIR")" "$(jq -cn --arg d "$dns" '{identifiers: [{type: "dns", value: $d}]}')" kid
 expect_status 201 "new-order"
 order_status=$(jqb .status)
 finalize_url=$(jqb .finalize)
@@ -86,7 +35,6 @@ order_url=$REPLY
 new_key
 csr=$(openssl req -new -key "$REPLY" -subj "/CN=$dns" -addext "subjectAltName=DNS:$dns" -outform DER 2>/dev/null | b64url)
 [ -n "$csr" ] || cannot "openssl could not make the CSR"
-[ -n "$NONCE" ] || acme_nonce
 acme_post "$finalize_url" "$(jq -cn --arg c "$csr" '{csr: $c}')" kid
 fin_status=$HTTP_STATUS
 fin_problem=$(jqb '.type // empty')

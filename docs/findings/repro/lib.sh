@@ -457,6 +457,66 @@ acme_profile() {
 	acme_guard "$PROFILE_ID"
 }
 
+# acme_account [N]: an ACME account on the profile whose directory is in BODY (acme_profile leaves it
+# there; another account after the first: BODY=$ACME_DIR), its key in account<N>.pem → ACME_DIR (the directory), KID (the account's URL), ACCT_KEY, JWK_N, NONCE; then acme_post
+# signs requests as it. RS256, because openssl's signature is then already the JWS signature (ES256
+# would need the DER signature converted to r||s).
+acme_account() {
+	ACME_DIR=$BODY
+	ACCT_KEY="$REPRO_TMP/account${1-}.pem"
+	openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out "$ACCT_KEY" 2>/dev/null || cannot "openssl could not make an RSA key"
+	JWK_N=$(hex2bin "$(openssl rsa -in "$ACCT_KEY" -noout -modulus | cut -d= -f2)" | b64url)
+	KID=
+	NONCE=
+	acme_nonce
+	acme_post "$(jq -r .newAccount <<<"$ACME_DIR")" '{"termsOfServiceAgreed":true}' jwk
+	case $HTTP_STATUS in 200 | 201) ;; *) cannot "new-account answered $HTTP_STATUS: $(snippet)" ;; esac
+	header Location
+	KID=$REPLY
+	[ -n "$KID" ] || cannot "new-account gave no Location (account URL)"
+}
+
+# The account key's RFC 7638 thumbprint, which a key authorization ends with: token "." thumbprint.
+acme_thumbprint() { # → REPLY
+	REPLY=$(printf '{"e":"AQAB","kty":"RSA","n":"%s"}' "$JWK_N" | openssl dgst -sha256 -binary | b64url)
+}
+
+# ACME URLs come from the directory, built by certctl from the Host it was asked on; the JWS "url"
+# must be exactly that, and the request goes to the same path under $B.
+acme_path() { # URL → REPLY path under $B
+	REPLY=${1#"$B"}
+	[ "$REPLY" != "$1" ] || cannot "certctl's ACME URL $1 is not under $B: pass the base URL certctl sees itself at"
+}
+
+acme_nonce() {
+	acme_path "$(jq -r .newNonce <<<"$ACME_DIR")"
+	call GET "$REPLY"
+	header Replay-Nonce
+	NONCE=$REPLY
+	[ -n "$NONCE" ] || cannot "new-nonce answered $HTTP_STATUS without a Replay-Nonce"
+}
+
+acme_post() { # URL PAYLOAD MODE(jwk|kid) → BODY, HTTP_STATUS, NONCE (the next one; a fresh one when none came)
+	local url=$1 payload=$2 mode=$3 prot ph pl sig path
+	[ -n "$NONCE" ] || acme_nonce
+	acme_path "$url"
+	path=$REPLY
+	if [ "$mode" = jwk ]; then
+		prot=$(jq -cn --arg n "$JWK_N" --arg nonce "$NONCE" --arg url "$url" \
+			'{alg: "RS256", jwk: {e: "AQAB", kty: "RSA", n: $n}, nonce: $nonce, url: $url}')
+	else
+		prot=$(jq -cn --arg kid "$KID" --arg nonce "$NONCE" --arg url "$url" \
+			'{alg: "RS256", kid: $kid, nonce: $nonce, url: $url}')
+	fi
+	ph=$(printf '%s' "$prot" | b64url)
+	pl=$(printf '%s' "$payload" | b64url)
+	sig=$(printf '%s.%s' "$ph" "$pl" | openssl dgst -sha256 -sign "$ACCT_KEY" | b64url)
+	API_CTYPE=application/jose+json call POST "$path" \
+		"$(jq -cn --arg p "$ph" --arg l "$pl" --arg s "$sig" '{protected: $p, payload: $l, signature: $s}')"
+	header Replay-Nonce
+	NONCE=$REPLY
+}
+
 # In dashboard mode every /acme path answers 200 text/html (docs/certctl-findings.md#dashboard-mode):
 # an ACME verdict read from that page would be meaningless.
 acme_guard() { # PROFILE_ID
