@@ -74,6 +74,11 @@ func findingsCmd(ctx context.Context, e Env, args []string) int {
 			ids = append(ids, id)
 		}
 	}
+	responders, err := findings.NeedsResponders(e.Root, ids)
+	if err != nil {
+		m.say("%v", err)
+		return results.ExitEnvironment
+	}
 	for _, tool := range []string{"bash", "curl", "jq", "openssl", "psql"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			m.say("the reproductions need %s on this machine (make deps installs it)", tool)
@@ -130,11 +135,11 @@ func findingsCmd(ctx context.Context, e Env, args []string) int {
 			return measureCmd(ctx, e, cost, dir, a, scriptEnv)
 		}
 		env := scriptEnv
-		if cfg.External == nil {
-			// The responders are no part of the stack WithStack starts; without them validation-wait-unbounded
-			// says it could not run, and the others run as before.
+		if cfg.External == nil && len(responders) > 0 {
+			// The responders are no part of the stack WithStack starts; without them the scripts that order
+			// at them say they could not run, and the others run as before.
 			if err := a.Compose(ctx, "up", "--detach", "--wait", "--wait-timeout", "60", "challenge-responder", "challenge-slow"); err != nil {
-				m.say("the challenge responders did not start (%v): validation-wait-unbounded cannot run", err)
+				m.say("the challenge responders did not start (%v): %s cannot run", err, strings.Join(responders, ", "))
 			} else {
 				env = append(slices.Clip(env), "CHALLENGE_MGMT="+a.Responder)
 			}

@@ -57,13 +57,8 @@ func fleetCmd(ctx context.Context, m measure) int {
 	}
 	tries := 0
 	configure := func(size float64) (harness.Config, Env, error) {
-		o := fleet.Knobs(d.RunMix(size, stepD.Seconds()))
-		for k, v := range map[string]string{
-			"SEED_INVENTORY": strconv.Itoa(int(size)), "RUN_ID": tryRunID(base, tries, size), "RESULTS_DIR": dir,
-			"DURATION": step, "ACME_FINALIZE_WORKAROUND": "1", "OCSP_RESPONDER_WORKAROUND": "1",
-		} {
-			o[k] = v
-		}
+		o := tryKnobs(d, size, step, stepD.Seconds())
+		o["RUN_ID"], o["RESULTS_DIR"] = tryRunID(base, tries, size), dir
 		keys := make([]string, 0, len(o))
 		for k := range o {
 			keys = append(keys, k)
@@ -311,6 +306,21 @@ func fleetBuilds(ctx context.Context, m measure, sides [2]gate.Side, base string
 		return ExitRegressed
 	}
 	return results.ExitOK
+}
+
+// tryKnobs are one size's run: the fleet's load at that size for the step, on an inventory of that many
+// certificates, with the workarounds of the defects that would otherwise stop two of its operations.
+// The search's own knobs are blanked and the goal is make loadtest, so that the run's record repeats
+// that run alone, not the search or the compare-builds that started it.
+func tryKnobs(d fleet.Description, size float64, step string, stepS float64) map[string]string {
+	o := fleet.Knobs(d.RunMix(size, stepS))
+	for k, v := range map[string]string{
+		"SEED_INVENTORY": strconv.Itoa(int(size)), "DURATION": step, "ACME_FINALIZE_WORKAROUND": "1", "OCSP_RESPONDER_WORKAROUND": "1",
+		"LOADTEST_GOAL": "loadtest", "FLEET": "", "FLEET_GROWTH": "", "FLEET_BRACKET": "", "FLEET_MAX": "", "FLEET_STEP": "",
+	} {
+		o[k] = v
+	}
+	return o
 }
 
 // tryRunID names the search's n-th run, at size: the confirming run repeats a size, so the number keeps

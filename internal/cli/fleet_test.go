@@ -48,7 +48,7 @@ func TestCompareFleetAnswers(t *testing.T) {
 	tb := testbed.Calibration{CPUs: 2, CPUSingle: 1000, CPUAll: 1980, FsyncP50Ms: 0.9}
 	write := func(n, broke float64, c testbed.Calibration) string {
 		dir := t.TempDir()
-		r := fleet.Result{Schema: fleet.Schema, Fleet: fleet.Description{Name: "example"}, Answer: n, Interval: [2]float64{n, broke}, Testbed: &c, Verdict: "carries"}
+		r := fleet.Result{Schema: fleet.Schema, Fleet: fleet.Description{Name: "example"}, Answer: n, Interval: [2]float64{n, broke}, Testbed: &c, Verdict: "carries", Confirmed: true}
 		b, _ := json.Marshal(r)
 		if err := os.WriteFile(filepath.Join(dir, "fleet.json"), b, 0o644); err != nil {
 			t.Fatal(err)
@@ -78,5 +78,37 @@ func TestCompareBuildsFleetPlan(t *testing.T) {
 func TestTryRunIDs(t *testing.T) {
 	if a, b := tryRunID("fleet-x", 3, 32_000), tryRunID("fleet-x", 7, 32_000); a == b || a != "fleet-x-3-32000" {
 		t.Errorf("%q, %q", a, b)
+	}
+}
+
+// A size's run repeats as that run alone: make loadtest with the fleet's load at the size, not the
+// search (FLEET_*) nor the compare-builds that started it.
+func TestTryRepeatsAsOneRun(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "fleets", "example.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := fleet.Parse(b, "fleets/example.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := tryKnobs(d, 5700, "2m", 120)
+	environ := []string{"LOADTEST_GOAL=compare-builds", "FLEET=fleets/example.yaml", "FLEET_GROWTH=docs/growth/v2.1.7.json", "FLEET_STEP=2m"}
+	for k, v := range o {
+		environ = append(environ, k+"="+v)
+	}
+	getenv := func(k string) string {
+		v := ""
+		for _, kv := range environ {
+			if name, val, _ := strings.Cut(kv, "="); name == k {
+				v = val
+			}
+		}
+		return v
+	}
+	cmd := commandLine("run", getenv, environ)
+	if !strings.HasPrefix(cmd, "make loadtest TIER=api,acme,pki,growth ") || !strings.Contains(cmd, " SEED_INVENTORY=5700") ||
+		!strings.Contains(cmd, " RATE_AGENT_WORK=") || strings.Contains(cmd, "FLEET") {
+		t.Errorf("repeat command %q: want make loadtest with the size's knobs and none of the search's", cmd)
 	}
 }

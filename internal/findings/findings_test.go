@@ -231,3 +231,18 @@ func TestSectionsReadLabels(t *testing.T) {
 		t.Errorf("order %q", s.Order)
 	}
 }
+
+// The responders start for the scripts that order at them and for no others: a findings run of
+// acme-finalize alone starts none.
+func TestNeedsResponders(t *testing.T) {
+	need, err := NeedsResponders(filepath.Join("..", ".."), []string{"acme-finalize", "validation-wait-unbounded", "ocsp-500"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(need, []string{"validation-wait-unbounded"}) {
+		t.Errorf("NeedsResponders = %v, want [validation-wait-unbounded]", need)
+	}
+	if _, err := NeedsResponders(filepath.Join("..", ".."), []string{"no-such-finding"}); err == nil {
+		t.Error("a finding without a script: want an error")
+	}
+}

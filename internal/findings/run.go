@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
@@ -184,4 +185,20 @@ func (r Report) Text() string {
 // Write saves the report as findings.json and findings.txt in dir.
 func (r Report) Write(dir string) error {
 	return output.Files(dir, output.File{Name: ResultFile, JSON: r}, output.File{Name: "findings.txt", Text: r.Text()})
+}
+
+// NeedsResponders says which of ids' scripts order ACME challenges at the PKI tier's responders (they
+// read CHALLENGE_MGMT): a findings run starts the responders only for those.
+func NeedsResponders(root string, ids []string) ([]string, error) {
+	var need []string
+	for _, id := range ids {
+		b, err := os.ReadFile(filepath.Join(root, ReproDir, id+".sh"))
+		if err != nil {
+			return nil, err
+		}
+		if bytes.Contains(b, []byte("CHALLENGE_MGMT")) {
+			need = append(need, id)
+		}
+	}
+	return need, nil
 }

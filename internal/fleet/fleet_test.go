@@ -74,9 +74,10 @@ func TestMixAt100k(t *testing.T) {
 		!strings.HasPrefix(k["SCENARIOS"], "agent_work,ocsp_crl,") {
 		t.Errorf("knobs %v", k)
 	}
-	// As a 2-minute run makes it: an operation rarer than four a run runs four times (two a minute).
+	// As a 2-minute run makes it: an operation rarer than twenty a run runs twenty times (ten a minute),
+	// the dashboard's five summaries a minute among them.
 	for _, o := range example(t).RunMix(10_000, 120) {
-		if raised := o.Scenario == "acme_order_flow" || o.Scenario == "issuance_acceptance"; o.Raised != raised || (raised && (o.Rate != 2 || o.Unit != "m")) {
+		if raised := o.Scenario == "acme_order_flow" || o.Scenario == "issuance_acceptance" || o.Scenario == "stats_summary"; o.Raised != raised || (raised && (o.Rate != 10 || o.Unit != "m")) {
 			t.Errorf("%s at 10,000 in 2 minutes: %d/%s raised %v", o.Scenario, o.Rate, o.Unit, o.Raised)
 		}
 	}
@@ -102,7 +103,16 @@ func TestSearchFindsTheLimitAndConfirmsIt(t *testing.T) {
 		}
 	}
 	saves := 0
-	res := Search(context.Background(), example(t), Plan{Low: 10_000, High: 100_000}, DefaultSettings, run(37_000), func(Result) { saves++ })
+	var firstSave Result
+	res := Search(context.Background(), example(t), Plan{Low: 10_000, High: 100_000}, DefaultSettings, run(37_000), func(r Result) {
+		if saves++; saves == 1 {
+			firstSave = r
+		}
+	})
+	// The record a search under way leaves says so, with the time its runs took so far.
+	if firstSave.Verdict != "searching, runs so far: 1" || firstSave.TookS != 60 {
+		t.Errorf("the first save: verdict %q, took %g s: want \"searching, runs so far: 1\", 60 s", firstSave.Verdict, firstSave.TookS)
+	}
 	if !res.Confirmed || res.Answer > 37_000 || res.Interval[1] <= 37_000 || res.Interval[1]/res.Interval[0] > 1.25 {
 		t.Fatalf("answer %g in %v, confirmed %v: %s", res.Answer, res.Interval, res.Confirmed, res.Verdict)
 	}
@@ -206,7 +216,14 @@ func TestCompareAnswers(t *testing.T) {
 	tb := testbed.Calibration{CPUs: 2, CPUModel: "AMD EPYC", CPUSingle: 1000, CPUAll: 1980, FsyncP50Ms: 0.9}
 	d := example(t)
 	answer := func(n, broke float64, c testbed.Calibration) Result {
-		return Result{Schema: Schema, Fleet: d, Answer: n, Interval: [2]float64{n, broke}, Testbed: &c, Verdict: "carries " + SizeText(n) + " certificates"}
+		return Result{Schema: Schema, Fleet: d, Answer: n, Interval: [2]float64{n, broke}, Testbed: &c, Verdict: "carries " + SizeText(n) + " certificates", Confirmed: true}
+	}
+	// Two searches that were not confirmed are no answers to set side by side (2026-12-07: both builds'
+	// first searches, which the compare called "larger").
+	unconfirmed := answer(5_700, 6_800, tb)
+	unconfirmed.Confirmed = false
+	if c := Compare("v2.1.7", answer(4_800, 5_700, tb), "main", unconfirmed); c.Verdict != "not comparable" || !strings.Contains(c.Text, "main's answer is not confirmed") {
+		t.Errorf("unconfirmed: %+v", c)
 	}
 	if c := Compare("v2.1.7", answer(32_000, 40_000, tb), "main", answer(12_000, 15_000, tb)); c.Verdict != "smaller" || !strings.Contains(c.Text, "main carries a smaller fleet than v2.1.7: 12,000 against 32,000 certificates") {
 		t.Errorf("smaller: %+v", c)
@@ -223,5 +240,10 @@ func TestCompareAnswers(t *testing.T) {
 	other.Fleet.Name, other.Fleet.ACMEShare = "mine", 1
 	if c := Compare("a", answer(32_000, 40_000, tb), "b", other); c.Verdict != "not comparable" || !strings.Contains(c.Text, "two fleets (example, mine)") {
 		t.Errorf("two fleets: %+v", c)
+	}
+	longer := answer(36_000, 45_000, tb)
+	longer.StepS = 300
+	if c := Compare("a", answer(32_000, 40_000, tb), "b", longer); c.Verdict != "not comparable" || !strings.Contains(c.Text, "two steps (0s, 300s)") {
+		t.Errorf("two steps: %+v", c)
 	}
 }

@@ -91,7 +91,7 @@ func Index(r Result) (string, error) {
 	}
 	p.GivesWay = givesWay(r)
 	for _, t := range r.Tries {
-		run := indexRun{Size: SizeText(t.Size), Role: t.Role, Verdict: t.Verdict(), Took: fmt.Sprintf("%.0f s", t.TookS), Dir: t.RunDir}
+		run := indexRun{Size: SizeText(t.Size), Role: t.Role, Verdict: t.Detail(), Took: fmt.Sprintf("%.0f s", t.TookS), Dir: t.RunDir}
 		if t.RunDir != "" {
 			run.Index = path.Join(t.RunDir, "index.html")
 		}

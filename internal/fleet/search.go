@@ -111,7 +111,13 @@ func Search(ctx context.Context, d Description, p Plan, s Settings, run Runner, 
 	try := func(size float64, role string) (Try, bool) {
 		t := run(ctx, size, role)
 		res.Tries = append(res.Tries, t)
-		save(res)
+		// What a search under way has run so far, read while it runs: its time, and no answer yet.
+		p := res
+		p.TookS = tookS(p.Tries)
+		if p.Verdict == "" {
+			p.Verdict = fmt.Sprintf("searching, runs so far: %d", len(p.Tries))
+		}
+		save(p)
 		if !t.Decided() {
 			res.Verdict = fmt.Sprintf("no answer: the run at %s certificates decided nothing (%s)", SizeText(size), t.Problem)
 			return t, false
@@ -195,15 +201,23 @@ func Search(ctx context.Context, d Description, p Plan, s Settings, run Runner, 
 }
 
 func finish(res Result, save func(Result)) Result {
-	res.TookS = 0
-	for _, t := range res.Tries {
-		res.TookS += t.TookS
+	res.TookS = tookS(res.Tries)
+	if res.Verdict == "" {
+		res.Verdict = fmt.Sprintf("no answer: the search was cut short after %d runs", len(res.Tries))
 	}
 	if res.Answer > 0 {
 		res.Mix = res.Fleet.RunMix(res.Answer, res.StepS)
 	}
 	save(res)
 	return res
+}
+
+func tookS(tries []Try) float64 {
+	var s float64
+	for _, t := range tries {
+		s += t.TookS
+	}
+	return s
 }
 
 func brokeText(t Try) string {
@@ -278,8 +292,8 @@ func Bracket(curves map[string][]Point, budgets map[string]float64, source strin
 // Comparison is two fleet answers side by side.
 type Comparison struct {
 	Labels [2]string `json:"labels"`
-	// NotComparable: the answers ran on different testbeds (or one recorded none); the sizes are the
-	// machines' difference as much as certctl's.
+	// NotComparable: the answers ran on different testbeds (or one recorded none), so the sizes are the
+	// machines' difference as much as certctl's; or one is not confirmed, so its size is not an answer.
 	NotComparable []string `json:"not_comparable,omitempty"`
 	// Verdict: "smaller" when the second's largest size that broke is at or below the first's answer,
 	// "larger" the other way round, "same" when their intervals overlap.
@@ -295,6 +309,14 @@ func Compare(la string, a Result, lb string, b Result) Comparison {
 		c.NotComparable = []string{"an answer recorded no testbed"}
 	default:
 		c.NotComparable = testbed.Differences(*a.Testbed, *b.Testbed)
+	}
+	for i, r := range []Result{a, b} {
+		if !r.Confirmed && !r.AtLeast {
+			c.NotComparable = append(c.NotComparable, fmt.Sprintf("%s's answer is not confirmed", c.Labels[i]))
+		}
+	}
+	if a.StepS != b.StepS {
+		c.NotComparable = append(c.NotComparable, fmt.Sprintf("two steps (%gs, %gs): each size was judged on runs of another length", a.StepS, b.StepS))
 	}
 	if a.Fleet != b.Fleet {
 		c.NotComparable = append(c.NotComparable, fmt.Sprintf("two fleets (%s, %s): the answers are of different questions", a.Fleet.Name, b.Fleet.Name))

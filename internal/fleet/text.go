@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -33,6 +34,16 @@ func Text(r Result) string {
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%.0f s\t%s\n", SizeText(t.Size), t.Role, t.Verdict(), t.TookS, t.RunID)
 	}
 	tw.Flush()
+	first := true
+	for _, t := range r.Tries {
+		if t.Decided() && !t.Holds {
+			if first {
+				b.WriteString("\nWhat broke, and the diagnosis' cause:\n")
+				first = false
+			}
+			fmt.Fprintf(&b, "  %s (%s): %s\n", SizeText(t.Size), t.RunID, brokeText(t))
+		}
+	}
 	if len(r.Mix) > 0 {
 		fmt.Fprintf(&b, "\nThe load at %s certificates (the busiest hour):\n", SizeText(r.Answer))
 		tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
@@ -68,15 +79,35 @@ func (o Op) RunAs() string {
 // Breach is what broke in the try, and the diagnosis' cause.
 func (t Try) Breach() string { return brokeText(t) }
 
-// Verdict is the try in a few words: held, broke with what, or undecided and why.
+// Verdict is the try in a few words: held, which scenarios broke, or undecided and why.
 func (t Try) Verdict() string {
 	switch {
 	case !t.Decided():
 		return "undecided: " + t.Problem
+	case !t.Holds && len(t.Broke) > 0:
+		var scs []string
+		for _, b := range t.Broke {
+			if sc, _, ok := strings.Cut(b, ": "); ok && !slices.Contains(scs, sc) {
+				scs = append(scs, sc)
+			}
+		}
+		n := fmt.Sprintf("%d thresholds", len(t.Broke))
+		if len(t.Broke) == 1 {
+			n = "1 threshold"
+		}
+		return fmt.Sprintf("broke: %s (%s)", n, strings.Join(scs, ", "))
 	case !t.Holds:
 		return "broke: " + brokeText(t)
 	}
 	return "held"
+}
+
+// Detail is the try whole: held, or every threshold that broke and the diagnosis' cause.
+func (t Try) Detail() string {
+	if t.Decided() && !t.Holds {
+		return "broke: " + brokeText(t)
+	}
+	return t.Verdict()
 }
 
 // givesWay is the sentence naming what broke first beyond the answer; "" when there is no answer.

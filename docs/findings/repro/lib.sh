@@ -496,25 +496,35 @@ acme_nonce() {
 	[ -n "$NONCE" ] || cannot "new-nonce answered $HTTP_STATUS without a Replay-Nonce"
 }
 
+# A 429 is retried as api retries one, but signed afresh: a JWS carries its nonce, and sending the same
+# one again is a replay certctl answers badNonce.
 acme_post() { # URL PAYLOAD MODE(jwk|kid) → BODY, HTTP_STATUS, NONCE (the next one; a fresh one when none came)
-	local url=$1 payload=$2 mode=$3 prot ph pl sig path
-	[ -n "$NONCE" ] || acme_nonce
+	local url=$1 payload=$2 mode=$3 prot ph pl sig path tries=0
 	acme_path "$url"
 	path=$REPLY
-	if [ "$mode" = jwk ]; then
-		prot=$(jq -cn --arg n "$JWK_N" --arg nonce "$NONCE" --arg url "$url" \
-			'{alg: "RS256", jwk: {e: "AQAB", kty: "RSA", n: $n}, nonce: $nonce, url: $url}')
-	else
-		prot=$(jq -cn --arg kid "$KID" --arg nonce "$NONCE" --arg url "$url" \
-			'{alg: "RS256", kid: $kid, nonce: $nonce, url: $url}')
-	fi
-	ph=$(printf '%s' "$prot" | b64url)
-	pl=$(printf '%s' "$payload" | b64url)
-	sig=$(printf '%s.%s' "$ph" "$pl" | openssl dgst -sha256 -sign "$ACCT_KEY" | b64url)
-	API_CTYPE=application/jose+json call POST "$path" \
-		"$(jq -cn --arg p "$ph" --arg l "$pl" --arg s "$sig" '{protected: $p, payload: $l, signature: $s}')"
-	header Replay-Nonce
-	NONCE=$REPLY
+	while :; do
+		[ -n "$NONCE" ] || acme_nonce
+		if [ "$mode" = jwk ]; then
+			prot=$(jq -cn --arg n "$JWK_N" --arg nonce "$NONCE" --arg url "$url" \
+				'{alg: "RS256", jwk: {e: "AQAB", kty: "RSA", n: $n}, nonce: $nonce, url: $url}')
+		else
+			prot=$(jq -cn --arg kid "$KID" --arg nonce "$NONCE" --arg url "$url" \
+				'{alg: "RS256", kid: $kid, nonce: $nonce, url: $url}')
+		fi
+		ph=$(printf '%s' "$prot" | b64url)
+		pl=$(printf '%s' "$payload" | b64url)
+		sig=$(printf '%s.%s' "$ph" "$pl" | openssl dgst -sha256 -sign "$ACCT_KEY" | b64url)
+		API_NO_RETRY=1 API_CTYPE=application/jose+json call POST "$path" \
+			"$(jq -cn --arg p "$ph" --arg l "$pl" --arg s "$sig" '{protected: $p, payload: $l, signature: $s}')"
+		header Replay-Nonce
+		NONCE=$REPLY
+		if [ "$HTTP_STATUS" = 429 ] && [ "$tries" -lt 5 ]; then
+			tries=$((tries + 1))
+			sleep 1
+			continue
+		fi
+		break
+	done
 }
 
 # In dashboard mode every /acme path answers 200 text/html (docs/certctl-findings.md#dashboard-mode):
