@@ -107,8 +107,10 @@ func fleetCmd(ctx context.Context, m measure) int {
 	}
 	m.say("fleet %s (%s) at %g-day rotation, %s a size; bracket %s–%s certificates from %s; results in %s",
 		d.Name, file, d.RotationDays, step, fleet.SizeText(plan.Low), fleet.SizeText(plan.High), plan.From, dir)
-	// The testbed and build are the first run's: every run of the search is on this machine.
-	var tb *testbed.Calibration
+	// Every run of the search is on this machine; the answer's testbed is the runs' median calibration
+	// (fleet.MedianTestbed), so that one run calibrated beside other work does not make the answer
+	// another testbed's.
+	var tbs []testbed.Calibration
 	var build string
 	run := func(ctx context.Context, size float64, role string) fleet.Try {
 		tries++
@@ -124,8 +126,8 @@ func fleetCmd(ctx context.Context, m measure) int {
 			t.Problem = err.Error()
 			return t
 		}
-		if tb == nil && sum.Run.Testbed != nil {
-			tb, build = sum.Run.Testbed, results.BuildName(sum.Run.Certctl)
+		if sum.Run.Testbed != nil {
+			tbs, build = append(tbs, *sum.Run.Testbed), results.BuildName(sum.Run.Certctl)
 		}
 		judgeTry(&t, sum)
 		for _, sc := range sum.Scenarios {
@@ -139,12 +141,12 @@ func fleetCmd(ctx context.Context, m measure) int {
 		return t
 	}
 	res := fleet.Search(ctx, d, plan, settings, run, func(r fleet.Result) {
-		r.Testbed, r.Build = tb, build
+		r.Testbed, r.Build = fleet.MedianTestbed(tbs), build
 		if err := fleet.Write(dir, r); err != nil {
 			m.say("writing %s: %v", dir, err)
 		}
 	})
-	res.Testbed, res.Build = tb, build
+	res.Testbed, res.Build = fleet.MedianTestbed(tbs), build
 	fmt.Fprint(e.Stdout, fleet.Text(res))
 	switch {
 	case ctx.Err() != nil:
@@ -274,7 +276,7 @@ func fleetBuilds(ctx context.Context, m measure, sides [2]gate.Side, base string
 			return m.fail("%s: %v", side.Label, err)
 		}
 	}
-	m.say("the fleet answer of %s, then of %s, each a search of its own (an evening each on 2 CPUs); results in %s", sides[0].Label, sides[1].Label, dir)
+	m.say("the fleet answer of %s, then of %s, each a search of its own (about half an hour each on 2 CPUs, docs/fleet.md); results in %s", sides[0].Label, sides[1].Label, dir)
 	if planOnly {
 		fmt.Fprintf(e.Stdout, "compare-builds FLEET=%s: a fleet search of %s, then of %s, then the two answers side by side\n", e.Getenv("FLEET"), sides[0].Label, sides[1].Label)
 		return results.ExitOK

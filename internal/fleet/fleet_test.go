@@ -247,3 +247,17 @@ func TestCompareAnswers(t *testing.T) {
 		t.Errorf("two steps: %+v", c)
 	}
 }
+
+// One run calibrated beside other work does not make the answer another testbed's.
+func TestMedianTestbed(t *testing.T) {
+	if MedianTestbed(nil) != nil {
+		t.Error("no runs: want no testbed")
+	}
+	var tbs []testbed.Calibration
+	for _, c := range []float64{9361, 13757, 13419, 13383, 13209, 13295, 13488, 13539} {
+		tbs = append(tbs, testbed.Calibration{CPUs: 2, CPUSingle: c})
+	}
+	if m := MedianTestbed(tbs); m == nil || m.CPUSingle != 13383 {
+		t.Errorf("median of v2.1.7's eight runs: %+v, want the run at 13,383/s a core", m)
+	}
+}
