@@ -158,7 +158,8 @@ func commands() registry {
 			summary: "search the largest fleet of FLEET's shape this certctl carries at its rotation, on this testbed",
 			about: "FLEET (fleets/example.yaml) describes a fleet's shape; at each size N its steady-state load (each operation's rate at the day's peak) " +
 				"runs for FLEET_STEP on a fresh stack seeded with N certificates' year of history. The search brackets N (from FLEET_GROWTH's growth curves " +
-				"when given), bisects it to 25 %, then confirms: a run at the answer that holds every budget and one at 1.25× it that does not. " +
+				"when given), bisects it to 25 %, then confirms: a run at the answer that holds every budget and one at 1.25× it that does not; a confirming run that breaks " +
+				"refutes its size and the search goes on below it (three confirming runs at most). " +
 				"Exit 0 when confirmed, 99 when not. Results in results/<RUN_ID>/ (fleet.json, .txt and each run); docs/fleet.md.",
 			knobs:   []string{"FLEET", "FLEET_GROWTH", "FLEET_BRACKET", "FLEET_MAX", "FLEET_STEP", "CERTCTL_DIST"},
 			example: "FLEET_GROWTH=docs/growth/v2.1.7.json loadtest fleet",

@@ -189,24 +189,32 @@ func compareKnees(e Env, pos []string, format string, tolerance float64, out str
 	return results.ExitOK, true
 }
 
-// compareFleets: two fleet answers (directories holding fleet.json), side by side; not judged across
-// testbeds or fleets (exit 7), a smaller fleet is a regression (exit 1). ok is false when either side
-// is no fleet answer.
+// compareFleets: two fleet answers (directories holding fleet.json, or a recorded answer such as
+// docs/fleet/v2.1.7.json), side by side; not judged across testbeds or fleets (exit 7), a smaller fleet
+// is a regression (exit 1). ok is false when either side is no fleet answer.
 func compareFleets(e Env, pos []string, format string) (int, bool) {
 	var labels [2]string
 	var res [2]fleet.Result
 	for i, arg := range pos {
 		labels[i], arg = splitLabel(arg)
-		b, err := os.ReadFile(filepath.Join(arg, "fleet.json"))
+		path, label := filepath.Join(arg, "fleet.json"), filepath.Base(filepath.Clean(arg))
+		if st, err := os.Stat(arg); err == nil && !st.IsDir() {
+			path, label = arg, strings.TrimSuffix(label, ".json")
+		}
+		b, err := os.ReadFile(path)
 		if err != nil {
 			return 0, false
 		}
+		var head struct{ Schema string }
+		if path == arg && (json.Unmarshal(b, &head) != nil || head.Schema != fleet.Schema) {
+			return 0, false // another kind of record: the other comparisons read it
+		}
 		if err := json.Unmarshal(b, &res[i]); err != nil || res[i].Schema != fleet.Schema {
-			fmt.Fprintf(e.Stderr, "loadtest: compare: %s: not a fleet answer (%s): %v\n", filepath.Join(arg, "fleet.json"), fleet.Schema, err)
+			fmt.Fprintf(e.Stderr, "loadtest: compare: %s: not a fleet answer (%s): %v\n", path, fleet.Schema, err)
 			return results.ExitBadInput, true
 		}
 		if labels[i] == "" {
-			labels[i] = filepath.Base(filepath.Clean(arg))
+			labels[i] = label
 		}
 	}
 	c := fleet.Compare(labels[0], res[0], labels[1], res[1])

@@ -64,6 +64,14 @@ func TestCompareFleetAnswers(t *testing.T) {
 	if o := mainWith(t, []string{"compare", a, elsewhere}, nil, nil); o.code != ExitNotComparable || !strings.Contains(o.stdout, "NOT COMPARABLE") {
 		t.Errorf("two testbeds: exit %d\n%s%s", o.code, o.stdout, o.stderr)
 	}
+	// A recorded answer (docs/fleet/<build>.json) compares as its search's directory does, named by its file.
+	recorded := filepath.Join(t.TempDir(), "v2.1.7.json")
+	if b, err := os.ReadFile(filepath.Join(a, "fleet.json")); err != nil || os.WriteFile(recorded, b, 0o644) != nil {
+		t.Fatal(err)
+	}
+	if o := mainWith(t, []string{"compare", recorded, smaller}, nil, nil); o.code != ExitRegressed || !strings.Contains(o.stdout, "carries a smaller fleet than v2.1.7") {
+		t.Errorf("a recorded answer: exit %d\n%s%s", o.code, o.stdout, o.stderr)
+	}
 }
 
 // compare-builds FLEET=…: a search a build, planned before anything runs.

@@ -3,6 +3,7 @@ package fleet
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -156,6 +157,67 @@ func TestSearchFindsTheLimitAndConfirmsIt(t *testing.T) {
 }
 
 // The bracket from growth curves: the operation that reaches its budget first decides it.
+// A confirming run that breaks refutes its size: the search goes on below it, from the largest size
+// that held every time, as main-151107c's search of 2026-12-07 needed (8,000 held, then broke at 822 ms).
+func TestSearchGoesOnBelowARefutedConfirmation(t *testing.T) {
+	flaky := func(limit, once float64) Runner {
+		seen := map[float64]int{}
+		return func(_ context.Context, n float64, role string) Try {
+			seen[n]++
+			tr := Try{Size: n, Role: role, Holds: n <= limit || (n == once && seen[n] == 1), TookS: 60}
+			if !tr.Holds {
+				tr.ExitCode, tr.Broke = 99, []string{"stats_summary: http_req_duration p(95)<800"}
+			}
+			return tr
+		}
+	}
+	res := Search(context.Background(), example(t), Plan{Low: 4000, High: 8000}, DefaultSettings, flaky(6000, 8000), func(Result) {})
+	var roles []string
+	for _, tr := range res.Tries {
+		roles = append(roles, fmt.Sprintf("%s %g %v", tr.Role, tr.Size, tr.Holds))
+	}
+	if !res.Confirmed || res.Answer != 5700 || res.Interval != [2]float64{5700, 6800} {
+		t.Fatalf("answer %g in %v, confirmed %v: %s\nruns: %v", res.Answer, res.Interval, res.Confirmed, res.Verdict, roles)
+	}
+	refuted := false
+	for _, tr := range res.Tries {
+		refuted = refuted || (tr.Role == "confirm" && tr.Size == 8000 && !tr.Holds)
+		if !tr.Holds && tr.Size <= res.Answer {
+			t.Errorf("the answer %g is at or above a size that broke: %+v", res.Answer, tr)
+		}
+	}
+	if !refuted {
+		t.Errorf("no refuted confirmation at 8,000: %v", roles)
+	}
+	// With one confirming run (the rule removed), the same machine leaves the search unanswered.
+	one := DefaultSettings
+	one.Confirms = 1
+	res = Search(context.Background(), example(t), Plan{Low: 4000, High: 8000}, one, flaky(6000, 8000), func(Result) {})
+	if res.Confirmed || !strings.Contains(res.Verdict, "the first confirming run") {
+		t.Errorf("one confirming run: %q", res.Verdict)
+	}
+	// Every size to 8,000 holds on its first run and breaks on its second: the search stops after its last confirming run, and says so.
+	seen := map[float64]int{}
+	always := func(_ context.Context, n float64, role string) Try {
+		seen[n]++
+		tr := Try{Size: n, Role: role, Holds: n <= 8000 && seen[n] == 1, TookS: 60}
+		if !tr.Holds {
+			tr.ExitCode, tr.Broke = 99, []string{"stats_summary: http_req_duration p(95)<800"}
+		}
+		return tr
+	}
+	res = Search(context.Background(), example(t), Plan{Low: 4000, High: 8000}, DefaultSettings, always, func(Result) {})
+	confirms := 0
+	for _, tr := range res.Tries {
+		if tr.Role == "confirm" {
+			confirms++
+		}
+	}
+	if res.Confirmed || confirms != 3 || !strings.Contains(res.Verdict, "the third confirming run") {
+		t.Errorf("%d confirming runs, verdict %q", confirms, res.Verdict)
+	}
+}
+
 func TestBracketFromGrowth(t *testing.T) {
 	curves := map[string][]Point{
 		// v2.1.7's recorded growth (docs/growth/v2.1.7.json): the summary is past 800 ms at 10k.
