@@ -218,13 +218,17 @@ func vusFor(rate float64, unit string, pre, max int) map[string]string {
 // measurementDir is where a measurement of several runs (capacity, growth, overhead) keeps them:
 // RESULTS_DIR/<base>, refused when it exists, as a run's own directory is.
 func measurementDir(e Env, base string) (string, error) {
-	resultsDir := e.Getenv("RESULTS_DIR")
-	if resultsDir == "" {
-		resultsDir = filepath.Join(e.Root, harness.KnobDefault("RESULTS_DIR"))
-	}
-	dir := filepath.Join(resultsDir, base)
+	dir := filepath.Join(resultsDir(e), base)
 	if _, err := os.Lstat(dir); err == nil {
 		return "", fmt.Errorf("%s already exists: results are never overwritten; pick another RUN_ID", dir)
 	}
 	return dir, nil
+}
+
+// resultsDir is RESULTS_DIR, else its default under the repository.
+func resultsDir(e Env) string {
+	if d := e.Getenv("RESULTS_DIR"); d != "" {
+		return d
+	}
+	return filepath.Join(e.Root, harness.KnobDefault("RESULTS_DIR"))
 }

@@ -161,7 +161,7 @@ func commands() registry {
 				"when given), bisects it to 25 %, then confirms: a run at the answer that holds every budget and one at 1.25× it that does not; a confirming run that breaks " +
 				"refutes its size and the search goes on below it (three confirming runs at most). " +
 				"Exit 0 when confirmed, 99 when not. Results in results/<RUN_ID>/ (fleet.json, .txt and each run); docs/fleet.md.",
-			knobs:   []string{"FLEET", "FLEET_GROWTH", "FLEET_BRACKET", "FLEET_MAX", "FLEET_STEP", "CERTCTL_DIST"},
+			knobs:   []string{"FLEET", "FLEET_GROWTH", "FLEET_BRACKET", "FLEET_MAX", "FLEET_STEP", "FLEET_RESUME", "CERTCTL_DIST"},
 			example: "FLEET_GROWTH=docs/growth/v2.1.7.json loadtest fleet",
 		},
 		{

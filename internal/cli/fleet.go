@@ -48,9 +48,20 @@ func fleetCmd(ctx context.Context, m measure) int {
 	if base == "" {
 		base = "fleet-" + e.Now().UTC().Format("0102-1504")
 	}
-	dir, err := measurementDir(e, base)
-	if err != nil {
-		return m.fail("%v", err)
+	resume := e.Getenv("FLEET_RESUME")
+	var dir string
+	switch resume {
+	case "":
+		if dir, err = measurementDir(e, base); err != nil {
+			return m.fail("%v", err)
+		}
+	case "1":
+		if e.Getenv("RUN_ID") == "" {
+			return m.fail("FLEET_RESUME=1 needs RUN_ID: the search to go on with (results/<RUN_ID>/fleet.json)")
+		}
+		dir = filepath.Join(resultsDir(e), base)
+	default:
+		return m.fail("FLEET_RESUME=%q: 1 goes on with the search RUN_ID names, unset starts one", resume)
 	}
 	if len(tryRunID(base, 99, fleet.DefaultSettings.Max)) > 40 {
 		return m.fail("RUN_ID=%q: at most %d characters here (each run adds -<n>-<size>)", base, 40-len(tryRunID("", 99, fleet.DefaultSettings.Max)))
@@ -102,6 +113,14 @@ func fleetCmd(ctx context.Context, m measure) int {
 	if plan.Low >= plan.High {
 		return m.fail("the bracket %s–%s does not fit under FLEET_MAX=%s", fleet.SizeText(plan.Low), fleet.SizeText(plan.High), fleet.SizeText(settings.Max))
 	}
+	var replay []replayed
+	if resume != "" {
+		if replay, err = resumable(ctx, e, dir, d, settings, first); err != nil {
+			return m.fail("FLEET_RESUME=1: %v", err)
+		}
+		m.say("going on with %s: %d runs in its record", dir, len(replay))
+	}
+	recorded := len(replay)
 	if !m.makeDir(dir) {
 		return results.ExitEnvironment
 	}
@@ -113,7 +132,8 @@ func fleetCmd(ctx context.Context, m measure) int {
 	var tbs []testbed.Calibration
 	var build string
 	run := func(ctx context.Context, size float64, role string) fleet.Try {
-		tries++
+		// A resumed search's new runs are numbered after every run of its record, kept or not.
+		tries = max(tries, recorded) + 1
 		c, env, _ := configure(size)
 		m.say("%s certificates (%s, %s)", fleet.SizeText(size), role, c.RunID)
 		start := e.Now()
@@ -140,7 +160,21 @@ func fleetCmd(ctx context.Context, m measure) int {
 		}
 		return t
 	}
-	res := fleet.Search(ctx, d, plan, settings, run, func(r fleet.Result) {
+	runner := fleet.Runner(run)
+	if resume != "" {
+		record := make([]fleet.Try, len(replay))
+		for i, r := range replay {
+			record[i] = r.try
+		}
+		runner = fleet.Resume(record, run, func(i int) {
+			tries++
+			tbs, build = append(tbs, replay[i].testbed), replay[i].build
+			m.say("%s certificates (%s, %s): from the record", fleet.SizeText(record[i].Size), record[i].Role, record[i].RunID)
+		}, func(asked, ran fleet.Try) {
+			m.say("the search asks for %s certificates (%s) where the record ran %s (%s): from here it runs", fleet.SizeText(asked.Size), asked.Role, fleet.SizeText(ran.Size), ran.Role)
+		})
+	}
+	res := fleet.Search(ctx, d, plan, settings, runner, func(r fleet.Result) {
 		r.Testbed, r.Build = fleet.MedianTestbed(tbs), build
 		if err := fleet.Write(dir, r); err != nil {
 			m.say("writing %s: %v", dir, err)
@@ -310,6 +344,56 @@ func fleetBuilds(ctx context.Context, m measure, sides [2]gate.Side, base string
 	return results.ExitOK
 }
 
+// replayed is a run of the record a resumed search goes on from, with what its summary recorded.
+type replayed struct {
+	try     fleet.Try
+	testbed testbed.Calibration
+	build   string
+}
+
+// resumable reads the record of the search in dir, refusing one of another fleet, step or build, one run
+// on another testbed than this machine's now, and one whose runs' results are gone. Its runs are kept up
+// to the first that decided nothing (that one runs again).
+func resumable(ctx context.Context, e Env, dir string, d fleet.Description, s fleet.Settings, first harness.Config) ([]replayed, error) {
+	b, err := os.ReadFile(filepath.Join(dir, "fleet.json"))
+	if err != nil {
+		return nil, err
+	}
+	var rec fleet.Result
+	if err := json.Unmarshal(b, &rec); err != nil || rec.Schema != fleet.Schema {
+		return nil, fmt.Errorf("%s: not a fleet answer (%s): %v", filepath.Join(dir, "fleet.json"), fleet.Schema, err)
+	}
+	switch {
+	case rec.Fleet != d:
+		return nil, fmt.Errorf("%s searched another fleet (%s) than FLEET's (%s)", dir, rec.Fleet.Name, d.Name)
+	case rec.StepS != s.StepS:
+		return nil, fmt.Errorf("%s ran %gs a size, FLEET_STEP %gs", dir, rec.StepS, s.StepS)
+	case first.Dist != "" && rec.Build != "" && filepath.Base(filepath.Clean(first.Dist)) != rec.Build:
+		return nil, fmt.Errorf("%s searched certctl %s, CERTCTL_DIST is %s", dir, rec.Build, filepath.Base(filepath.Clean(first.Dist)))
+	}
+	if rec.Testbed != nil && e.Calibrate != nil {
+		if diff := testbed.Differences(*rec.Testbed, e.Calibrate(ctx, harness.FsyncDir(dockerRoot(ctx, e), "."))); len(diff) > 0 {
+			return nil, fmt.Errorf("%s ran on another testbed than this machine's now (%s): start a new search", dir, strings.Join(diff, "; "))
+		}
+	}
+	var out []replayed
+	for _, t := range rec.Tries {
+		if !t.Decided() {
+			break
+		}
+		sum, err := results.Load(filepath.Join(dir, t.RunDir))
+		if err != nil {
+			return nil, fmt.Errorf("run %s of the record: %v", t.RunID, err)
+		}
+		r := replayed{try: t}
+		if sum.Run.Testbed != nil {
+			r.testbed, r.build = *sum.Run.Testbed, results.BuildName(sum.Run.Certctl)
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
 // tryKnobs are one size's run: the fleet's load at that size for the step, on an inventory of that many
 // certificates, with the workarounds of the defects that would otherwise stop two of its operations.
 // The search's own knobs are blanked and the goal is make loadtest, so that the run's record repeats
@@ -318,7 +402,7 @@ func tryKnobs(d fleet.Description, size float64, step string, stepS float64) map
 	o := fleet.Knobs(d.RunMix(size, stepS))
 	for k, v := range map[string]string{
 		"SEED_INVENTORY": strconv.Itoa(int(size)), "DURATION": step, "ACME_FINALIZE_WORKAROUND": "1", "OCSP_RESPONDER_WORKAROUND": "1",
-		"LOADTEST_GOAL": "loadtest", "FLEET": "", "FLEET_GROWTH": "", "FLEET_BRACKET": "", "FLEET_MAX": "", "FLEET_STEP": "",
+		"LOADTEST_GOAL": "loadtest", "FLEET": "", "FLEET_GROWTH": "", "FLEET_BRACKET": "", "FLEET_MAX": "", "FLEET_STEP": "", "FLEET_RESUME": "",
 	} {
 		o[k] = v
 	}

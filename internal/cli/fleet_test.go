@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 
 	"certctl-loadtest/internal/diagnosis"
 	"certctl-loadtest/internal/fleet"
+	"certctl-loadtest/internal/harness"
 	"certctl-loadtest/internal/results"
 	"certctl-loadtest/internal/testbed"
 )
@@ -118,5 +120,74 @@ func TestTryRepeatsAsOneRun(t *testing.T) {
 	if !strings.HasPrefix(cmd, "make loadtest TIER=api,acme,pki,growth ") || !strings.Contains(cmd, " SEED_INVENTORY=5700") ||
 		!strings.Contains(cmd, " RATE_AGENT_WORK=") || strings.Contains(cmd, "FLEET") {
 		t.Errorf("repeat command %q: want make loadtest with the size's knobs and none of the search's", cmd)
+	}
+}
+
+// FLEET_RESUME=1 goes on with a record of the same fleet, step, build and testbed whose runs are all
+// there; anything else is refused before a run starts.
+func TestResumable(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "fleets", "example.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := fleet.Parse(b, "fleets/example.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb := testbed.Calibration{CPUs: 2, CPUSingle: 13000, CPUAll: 26000, FsyncP50Ms: 0.11}
+	write := func(rec fleet.Result, runs ...string) string {
+		dir := t.TempDir()
+		for _, r := range runs {
+			js, _ := json.Marshal(results.Run{RunID: r, Testbed: &tb, Certctl: results.Certctl{Build: "/builds/main-151107c"}})
+			if err := os.MkdirAll(filepath.Join(dir, r), 0o755); err != nil || os.WriteFile(filepath.Join(dir, r, "run.json"), js, 0o644) != nil {
+				t.Fatal(err)
+			}
+		}
+		js, _ := json.Marshal(rec)
+		if err := os.WriteFile(filepath.Join(dir, "fleet.json"), js, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	rec := fleet.Result{Schema: fleet.Schema, Fleet: d, StepS: 120, Testbed: &tb, Build: "main-151107c", Tries: []fleet.Try{
+		{Size: 4000, Role: "bracket", RunID: "s-1-4000", RunDir: "s-1-4000", Holds: true},
+		{Size: 8000, Role: "bracket", RunID: "s-2-8000", RunDir: "s-2-8000", Problem: "inconclusive: the machine decided it"},
+		{Size: 8000, Role: "bracket", RunID: "s-3-8000", RunDir: "s-3-8000"},
+	}}
+	here := func(context.Context, string) testbed.Calibration { return tb }
+	noDocker := func(context.Context, harness.Cmd) (int, error) { return 1, nil }
+	e := Env{Calibrate: here, Exec: noDocker}
+	first := harness.Config{Dist: "/elsewhere/main-151107c"}
+	s := fleet.DefaultSettings
+	got, err := resumable(context.Background(), e, write(rec, "s-1-4000", "s-2-8000", "s-3-8000"), d, s, first)
+	if err != nil || len(got) != 1 || got[0].try.Size != 4000 || got[0].build != "main-151107c" || got[0].testbed != tb {
+		t.Fatalf("kept %+v, %v: want the run before the one that decided nothing", got, err)
+	}
+	other := d
+	other.Name = "another"
+	slow := tb
+	slow.CPUSingle, slow.CPUAll = 6000, 12000
+	for _, c := range []struct {
+		name  string
+		dir   string
+		d     fleet.Description
+		stepS float64
+		dist  string
+		here  testbed.Calibration
+		want  string
+	}{
+		{"another fleet", write(rec, "s-1-4000"), other, 120, "", tb, "searched another fleet (example) than FLEET's (another)"},
+		{"another step", write(rec, "s-1-4000"), d, 60, "", tb, "ran 120s a size, FLEET_STEP 60s"},
+		{"another build", write(rec, "s-1-4000"), d, 120, "/builds/v2.1.7", tb, "searched certctl main-151107c, CERTCTL_DIST is v2.1.7"},
+		{"another testbed", write(rec, "s-1-4000"), d, 120, "", slow, "ran on another testbed than this machine's now (a core 13000/s vs 6000/s"},
+		{"its runs gone", write(rec), d, 120, "", tb, "run s-1-4000 of the record"},
+		{"no record", t.TempDir(), d, 120, "", tb, "fleet.json: no such file"},
+	} {
+		s.StepS = c.stepS
+		now := c.here
+		_, err := resumable(context.Background(), Env{Calibrate: func(context.Context, string) testbed.Calibration { return now }, Exec: noDocker}, c.dir, c.d, s, harness.Config{Dist: c.dist})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.name, err, c.want)
+		}
 	}
 }

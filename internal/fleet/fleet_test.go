@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -215,6 +216,47 @@ func TestSearchGoesOnBelowARefutedConfirmation(t *testing.T) {
 	}
 	if res.Confirmed || confirms != 3 || !strings.Contains(res.Verdict, "the third confirming run") {
 		t.Errorf("%d confirming runs, verdict %q", confirms, res.Verdict)
+	}
+}
+
+// A resumed search takes its record's runs while it asks for what they ran, and runs the rest: main-151107c's
+// search of 2026-12-07, made under the old rule, goes on below its refuted 8,000 with four runs, not twelve.
+func TestResumeGoesOnFromTheRecord(t *testing.T) {
+	held := func(n float64, role string) Try { return Try{Size: n, Role: role, Holds: true, TookS: 200} }
+	broke := func(n float64, role string) Try { return Try{Size: n, Role: role, ExitCode: 99, Broke: []string{"stats_summary"}, TookS: 200} }
+	record := []Try{held(4000, "bracket"), held(8000, "bracket"), broke(32000, "bracket"), broke(16000, "bisect"),
+		broke(11000, "bisect"), broke(9400, "bisect"), broke(8000, "confirm"), broke(10000, "beyond")}
+	var kept []int
+	var left []Try
+	var ran []string
+	runner := Resume(record, func(_ context.Context, n float64, role string) Try {
+		ran = append(ran, fmt.Sprintf("%s %g", role, n))
+		if n <= 6000 {
+			return held(n, role)
+		}
+		return broke(n, role)
+	}, func(i int) { kept = append(kept, i) }, func(asked, ran Try) { left = append(left, asked, ran) })
+	res := Search(context.Background(), example(t), Plan{Low: 4000, High: 8000}, DefaultSettings, runner, func(Result) {})
+	if len(kept) != 7 || kept[6] != 6 {
+		t.Errorf("kept the record's runs %v: want its first seven (to the refuted confirmation)", kept)
+	}
+	if len(left) != 2 || left[0].Size != 5700 || left[0].Role != "bisect" || left[1].Size != 10000 {
+		t.Errorf("left the record at %+v", left)
+	}
+	if want := []string{"bisect 5700", "bisect 6800", "confirm 5700", "beyond 7100"}; !slices.Equal(ran, want) {
+		t.Errorf("ran %v, want %v", ran, want)
+	}
+	if !res.Confirmed || res.Answer != 5700 || len(res.Tries) != 11 {
+		t.Errorf("answer %g, confirmed %v, %d tries: %s", res.Answer, res.Confirmed, len(res.Tries), res.Verdict)
+	}
+	// A record the search asks for all of, and more: every run kept, nothing left, the rest run.
+	kept, left, ran = nil, nil, nil
+	Search(context.Background(), example(t), Plan{Low: 4000, High: 8000}, DefaultSettings, Resume(record[:2], func(_ context.Context, n float64, role string) Try {
+		ran = append(ran, fmt.Sprintf("%s %g", role, n))
+		return broke(n, role)
+	}, func(i int) { kept = append(kept, i) }, func(asked, ran Try) { left = append(left, asked) }), func(Result) {})
+	if len(kept) != 2 || len(left) != 0 || len(ran) == 0 || ran[0] != "bracket 32000" {
+		t.Errorf("a record run out: kept %v, left %v, ran %v", kept, left, ran)
 	}
 }
 

@@ -223,6 +223,26 @@ func Search(ctx context.Context, d Description, p Plan, s Settings, run Runner, 
 	}
 }
 
+// Resume is a runner that answers from a record's runs while the search asks, in order, for the sizes and
+// roles they ran, and runs from the first it does not (left says which): a search cut short, or whose
+// rules changed after it ran, goes on without running again what it ran. kept is told each record run
+// it answers with.
+func Resume(record []Try, run Runner, kept func(i int), left func(asked, ran Try)) Runner {
+	i := 0
+	return func(ctx context.Context, size float64, role string) Try {
+		if i < len(record) {
+			if r := record[i]; r.Size == size && r.Role == role {
+				kept(i)
+				i++
+				return r
+			}
+			left(Try{Size: size, Role: role}, record[i])
+			i = len(record)
+		}
+		return run(ctx, size, role)
+	}
+}
+
 // heldEvery: the size was run, and every run at it held.
 func heldEvery(tries []Try, size float64) bool {
 	n := 0
