@@ -223,7 +223,9 @@ func TestSearchGoesOnBelowARefutedConfirmation(t *testing.T) {
 // search of 2026-12-07, made under the old rule, goes on below its refuted 8,000 with four runs, not twelve.
 func TestResumeGoesOnFromTheRecord(t *testing.T) {
 	held := func(n float64, role string) Try { return Try{Size: n, Role: role, Holds: true, TookS: 200} }
-	broke := func(n float64, role string) Try { return Try{Size: n, Role: role, ExitCode: 99, Broke: []string{"stats_summary"}, TookS: 200} }
+	broke := func(n float64, role string) Try {
+		return Try{Size: n, Role: role, ExitCode: 99, Broke: []string{"stats_summary"}, TookS: 200}
+	}
 	record := []Try{held(4000, "bracket"), held(8000, "bracket"), broke(32000, "bracket"), broke(16000, "bisect"),
 		broke(11000, "bisect"), broke(9400, "bisect"), broke(8000, "confirm"), broke(10000, "beyond")}
 	var kept []int
