@@ -220,7 +220,7 @@ func TestSearchGoesOnBelowARefutedConfirmation(t *testing.T) {
 }
 
 // A resumed search takes its record's runs while it asks for what they ran, and runs the rest: main-151107c's
-// search of 2026-12-07, made under the old rule, goes on below its refuted 8,000 with four runs, not twelve.
+// search of 2026-12-07, made under the old rule, goes on below its refuted 8,000 with four runs, not eleven.
 func TestResumeGoesOnFromTheRecord(t *testing.T) {
 	held := func(n float64, role string) Try { return Try{Size: n, Role: role, Holds: true, TookS: 200} }
 	broke := func(n float64, role string) Try {
