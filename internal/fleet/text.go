@@ -76,6 +76,9 @@ func (o Op) RunAs() string {
 	return s
 }
 
+// Breach is what broke in the try, and the diagnosis' cause.
+func (t Try) Breach() string { return brokeText(t) }
+
 // Verdict is the try in a few words: held, which scenarios broke, or undecided and why.
 func (t Try) Verdict() string {
 	switch {
