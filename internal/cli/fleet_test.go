@@ -94,14 +94,7 @@ func TestTryRunIDs(t *testing.T) {
 // A size's run repeats as that run alone: make loadtest with the fleet's load at the size, not the
 // search (FLEET_*) nor the compare-builds that started it.
 func TestTryRepeatsAsOneRun(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join("..", "..", "fleets", "example.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := fleet.Parse(b, "fleets/example.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := exampleFleet(t)
 	o := tryKnobs(d, 5700, "2m", 120)
 	environ := []string{"LOADTEST_GOAL=compare-builds", "FLEET=fleets/example.yaml", "FLEET_GROWTH=docs/growth/v2.1.7.json", "FLEET_STEP=2m"}
 	for k, v := range o {
@@ -126,14 +119,7 @@ func TestTryRepeatsAsOneRun(t *testing.T) {
 // FLEET_RESUME=1 goes on with a record of the same fleet, step, build and testbed whose runs are all
 // there; anything else is refused before a run starts.
 func TestResumable(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join("..", "..", "fleets", "example.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := fleet.Parse(b, "fleets/example.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := exampleFleet(t)
 	tb := testbed.Calibration{CPUs: 2, CPUSingle: 13000, CPUAll: 26000, FsyncP50Ms: 0.11}
 	write := func(rec fleet.Result, runs ...string) string {
 		dir := t.TempDir()
@@ -190,4 +176,18 @@ func TestResumable(t *testing.T) {
 			t.Errorf("%s: %v, want %q", c.name, err, c.want)
 		}
 	}
+}
+
+// exampleFleet is fleets/example.yaml, parsed.
+func exampleFleet(t *testing.T) fleet.Description {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "fleets", "example.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := fleet.Parse(b, "fleets/example.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
 }
