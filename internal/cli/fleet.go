@@ -114,13 +114,13 @@ func fleetCmd(ctx context.Context, m measure) int {
 		return m.fail("the bracket %s–%s does not fit under FLEET_MAX=%s", fleet.SizeText(plan.Low), fleet.SizeText(plan.High), fleet.SizeText(settings.Max))
 	}
 	var replay []replayed
+	recorded := 0
 	if resume != "" {
-		if replay, err = resumable(ctx, e, dir, d, settings, first); err != nil {
+		if replay, recorded, err = resumable(ctx, e, dir, d, settings, first); err != nil {
 			return m.fail("FLEET_RESUME=1: %v", err)
 		}
 		m.say("going on with %s: %d runs in its record", dir, len(replay))
 	}
-	recorded := len(replay)
 	if !m.makeDir(dir) {
 		return results.ExitEnvironment
 	}
@@ -353,45 +353,45 @@ type replayed struct {
 
 // resumable reads the record of the search in dir, refusing one of another fleet, step or build, one run
 // on another testbed than this machine's now, and one whose runs' results are gone. Its runs are kept up
-// to the first that decided nothing (that one runs again).
-func resumable(ctx context.Context, e Env, dir string, d fleet.Description, s fleet.Settings, first harness.Config) ([]replayed, error) {
+// to the first that decided nothing (that one runs again); recorded counts them all, so that new runs'
+// directories are numbered past every one of the record's.
+func resumable(ctx context.Context, e Env, dir string, d fleet.Description, s fleet.Settings, first harness.Config) (kept []replayed, recorded int, err error) {
 	b, err := os.ReadFile(filepath.Join(dir, "fleet.json"))
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	var rec fleet.Result
 	if err := json.Unmarshal(b, &rec); err != nil || rec.Schema != fleet.Schema {
-		return nil, fmt.Errorf("%s: not a fleet answer (%s): %v", filepath.Join(dir, "fleet.json"), fleet.Schema, err)
+		return nil, 0, fmt.Errorf("%s: not a fleet answer (%s): %v", filepath.Join(dir, "fleet.json"), fleet.Schema, err)
 	}
 	switch {
 	case rec.Fleet != d:
-		return nil, fmt.Errorf("%s searched another fleet (%s) than FLEET's (%s)", dir, rec.Fleet.Name, d.Name)
+		return nil, 0, fmt.Errorf("%s searched another fleet (%s) than FLEET's (%s)", dir, rec.Fleet.Name, d.Name)
 	case rec.StepS != s.StepS:
-		return nil, fmt.Errorf("%s ran %gs a size, FLEET_STEP %gs", dir, rec.StepS, s.StepS)
+		return nil, 0, fmt.Errorf("%s ran %gs a size, FLEET_STEP %gs", dir, rec.StepS, s.StepS)
 	case first.Dist != "" && rec.Build != "" && filepath.Base(filepath.Clean(first.Dist)) != rec.Build:
-		return nil, fmt.Errorf("%s searched certctl %s, CERTCTL_DIST is %s", dir, rec.Build, filepath.Base(filepath.Clean(first.Dist)))
+		return nil, 0, fmt.Errorf("%s searched certctl %s, CERTCTL_DIST is %s", dir, rec.Build, filepath.Base(filepath.Clean(first.Dist)))
 	}
 	if rec.Testbed != nil && e.Calibrate != nil {
 		if diff := testbed.Differences(*rec.Testbed, e.Calibrate(ctx, harness.FsyncDir(dockerRoot(ctx, e), "."))); len(diff) > 0 {
-			return nil, fmt.Errorf("%s ran on another testbed than this machine's now (%s): start a new search", dir, strings.Join(diff, "; "))
+			return nil, 0, fmt.Errorf("%s ran on another testbed than this machine's now (%s): start a new search", dir, strings.Join(diff, "; "))
 		}
 	}
-	var out []replayed
 	for _, t := range rec.Tries {
 		if !t.Decided() {
 			break
 		}
 		sum, err := results.Load(filepath.Join(dir, t.RunDir))
 		if err != nil {
-			return nil, fmt.Errorf("run %s of the record: %v", t.RunID, err)
+			return nil, 0, fmt.Errorf("run %s of the record: %v", t.RunID, err)
 		}
 		r := replayed{try: t}
 		if sum.Run.Testbed != nil {
 			r.testbed, r.build = *sum.Run.Testbed, results.BuildName(sum.Run.Certctl)
 		}
-		out = append(out, r)
+		kept = append(kept, r)
 	}
-	return out, nil
+	return kept, len(rec.Tries), nil
 }
 
 // tryKnobs are one size's run: the fleet's load at that size for the step, on an inventory of that many

@@ -145,8 +145,8 @@ func TestResumable(t *testing.T) {
 	e := Env{Calibrate: here, Exec: noDocker}
 	first := harness.Config{Dist: "/elsewhere/main-151107c"}
 	s := fleet.DefaultSettings
-	got, err := resumable(context.Background(), e, write(rec, "s-1-4000", "s-2-8000", "s-3-8000"), d, s, first)
-	if err != nil || len(got) != 1 || got[0].try.Size != 4000 || got[0].build != "main-151107c" || got[0].testbed != tb {
+	got, recorded, err := resumable(context.Background(), e, write(rec, "s-1-4000", "s-2-8000", "s-3-8000"), d, s, first)
+	if err != nil || len(got) != 1 || recorded != 3 || got[0].try.Size != 4000 || got[0].build != "main-151107c" || got[0].testbed != tb {
 		t.Fatalf("kept %+v, %v: want the run before the one that decided nothing", got, err)
 	}
 	other := d
@@ -171,7 +171,7 @@ func TestResumable(t *testing.T) {
 	} {
 		s.StepS = c.stepS
 		now := c.here
-		_, err := resumable(context.Background(), Env{Calibrate: func(context.Context, string) testbed.Calibration { return now }, Exec: noDocker}, c.dir, c.d, s, harness.Config{Dist: c.dist})
+		_, _, err := resumable(context.Background(), Env{Calibrate: func(context.Context, string) testbed.Calibration { return now }, Exec: noDocker}, c.dir, c.d, s, harness.Config{Dist: c.dist})
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want %q", c.name, err, c.want)
 		}
