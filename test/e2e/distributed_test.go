@@ -102,6 +102,9 @@ func TestSegments(t *testing.T) {
 // the project, its network, the CA that verifies the server and a psql function on its database.
 func externalCertctl(t *testing.T) (project, network, ca string, psql func(string) string) {
 	t.Helper()
+	// Held until the stack is down: cleanups run last-registered first, so this one runs after compose's.
+	standing.RLock()
+	t.Cleanup(standing.RUnlock)
 	project = "lt-external-" + newRunID()
 	env := append(cleanEnv(), "CERTCTL_IMAGE="+certctlImage, "CERTCTL_TOKEN=lt-external-key", "CERTCTL_CONFIG_ENCRYPTION_KEY=0123456789abcdef0123456789abcdef")
 	compose := func(args ...string) string {

@@ -249,6 +249,12 @@ var machine sync.RWMutex
 
 var aloneTests sync.Map // *testing.T → struct{}
 
+// standing is a stack that stays up between a test's runs (externalCertctl's, an operator's certctl
+// the harness did not start): its test holds it shared for the stack's life, and an alone run takes it
+// first, so no standing stack idles or is seeded beside a run that has the machine to itself. The full
+// suite's TestSegments once compared a run beside TestExternalTarget's seeding with one without.
+var standing sync.RWMutex
+
 // alone marks t: each of its runs has the machine to itself.
 func alone(t *testing.T) { aloneTests.Store(t, struct{}{}) }
 
@@ -259,6 +265,8 @@ func runDuring(t *testing.T, env []string, during func(p *os.Process), name stri
 	needStack(t)
 	checkPlanned(t, env, name, args)
 	if _, ok := aloneTests.Load(t); ok {
+		standing.Lock()
+		defer standing.Unlock()
 		machine.Lock()
 		defer machine.Unlock()
 	} else {
