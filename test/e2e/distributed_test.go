@@ -2,12 +2,14 @@ package e2e
 
 import (
 	"certctl-loadtest/internal/results"
+	"certctl-loadtest/internal/samples"
 	"encoding/json"
 	"fmt"
 	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -40,13 +42,15 @@ func wantMerged(t *testing.T, two result) *results.Record {
 }
 
 // The same load as one k6 process and as two execution segments, against the real certctl: the split
-// must send as many requests at the same rate, and its merged percentiles must be the same load's.
-// "Within noise" is `loadtest compare`'s own test (95 % bootstrap intervals over 10 s blocks of the raw
-// samples, and its 10 % noise floor): every metric of the pair must come out "no significant change".
+// must send as many requests at the same rate, and its merged percentiles must be those of both
+// segments' samples pooled, recomputed here from the segments' own raw files. Whether the split's
+// latency equals one process's is a measurement (docs/distributed.md), not this test: the second k6
+// process costs something on 2 CPUs, and two 2-minute runs differ by more than 25 % at p50 and p95 on
+// some sittings with the machine to themselves (the full suite of 2026-12-07).
 func TestSegments(t *testing.T) {
 	e2e(t)
 	t.Parallel()
-	alone(t) // latency against latency: the two runs must see the same machine
+	alone(t) // the two loads must be sent the same way: no other run takes the CPUs k6 needs
 	env := func(extra ...string) []string {
 		return stackEnv(t, append([]string{"SCENARIOS=list_certificates", "DURATION=2m", "RATE_LIST_CERTIFICATES=40"}, extra...)...)
 	}
@@ -65,36 +69,57 @@ func TestSegments(t *testing.T) {
 			t.Errorf("%s: one process %v, two segments %v", r.what, r.a, r.b)
 		}
 	}
-	// A 25 % noise floor, not compare's 10 %: two k6 processes on these 2 CPUs beside certctl cost some
-	// tenths of a millisecond at p50 (2.85 → 3.25 ms, +14 %, in one CI rehearsal). What this test
-	// guards is the merge: averaged or partial percentiles would miss by far more.
-	cmp := run(t, nil, loadtest, "compare", "--format", "json", "--noise", "0.25", "one="+one.dir, "two="+two.dir)
-	// Exit 1 is compare's "regressed", which a p99 alone can earn; the rows below are the verdict.
-	if cmp.code != 0 && cmp.code != 1 {
-		t.Fatalf("compare exited %d:\n%s", cmp.code, cmp.output)
+	wantPooled(t, two.dir, "list_certificates", b)
+}
+
+// wantPooled checks that a merged record's latency is its segments' samples pooled: the count, and
+// p50, p95 and p99 as the record rounds them. An averaged merge (the mean of the segments' p95s) or a
+// partial one (one segment's samples) misses at least one of them.
+func wantPooled(t *testing.T, dir, scenario string, merged *results.Record) {
+	t.Helper()
+	var rec struct {
+		Sources struct {
+			Latency string `json:"latency"`
+		} `json:"sources"`
 	}
-	var doc struct {
-		Verdict string `json:"verdict"`
-		Rows    []struct {
-			Scenario, Metric, Verdict string
-		} `json:"rows"`
+	b, err := os.ReadFile(filepath.Join(dir, "scenarios", scenario+".json"))
+	if err != nil {
+		t.Fatal(err)
 	}
-	if err := json.Unmarshal([]byte(cmp.output[strings.Index(cmp.output, "{"):strings.LastIndex(cmp.output, "}")+1]), &doc); err != nil {
-		t.Fatalf("compare --format json: %v\n%s", err, cmp.output)
+	if err := json.Unmarshal(b, &rec); err != nil || rec.Sources.Latency == "" {
+		t.Fatalf("%s's merged record names no latency source (%v)", scenario, err)
 	}
-	if len(doc.Rows) < 3 {
-		t.Errorf("one process against two segments: %d metrics:\n%s", len(doc.Rows), cmp.output)
-	}
-	for _, row := range doc.Rows {
-		// p99 of a 2-minute run moves by a third from run to run either way (11.5 → 7.9 ms, 15.1 → 11.2 ms
-		// in two sittings): it says nothing about the merge at this length.
-		if row.Metric == "p99" {
-			continue
+	sel := samples.Parse(rec.Sources.Latency)
+	var pooled []float64
+	perSegment := map[string]int{}
+	for _, id := range []string{"1of2", "2of2"} {
+		path := filepath.Join(dir, "raw", results.SegmentsDir, scenario+"@"+id+".json.gz")
+		if _, err := samples.Read(path, []string{sel.Name}, func(p samples.Point) {
+			if p.Metric == sel.Name && sel.Matches(p.Tags) {
+				pooled = append(pooled, p.Value)
+				perSegment[id]++
+			}
+		}); err != nil {
+			t.Fatalf("%s: %v", path, err)
 		}
-		if row.Verdict != "~" && row.Verdict != "no samples" {
-			t.Errorf("%s %s: %s between one process and two segments", row.Scenario, row.Metric, row.Verdict)
+	}
+	if perSegment["1of2"] == 0 || perSegment["2of2"] == 0 {
+		t.Fatalf("the segments' raw files hold %v samples of %s", perSegment, rec.Sources.Latency)
+	}
+	if merged.LatencySamples == nil || int(*merged.LatencySamples) != len(pooled) {
+		t.Errorf("merged latency samples %v, the segments' raw files hold %d (%v)", merged.LatencySamples, len(pooled), perSegment)
+	}
+	sort.Float64s(pooled)
+	round := func(v float64) float64 { return math.Round(v*1000) / 1000 }
+	for _, q := range []struct {
+		name     string
+		p, field float64
+	}{{"p50", 0.5, merged.LatencyMS.P50}, {"p95", 0.95, merged.LatencyMS.P95}, {"p99", 0.99, merged.LatencyMS.P99}} {
+		if want := round(samples.Percentile(pooled, q.p)); math.Abs(q.field-want) > 0.0015 {
+			t.Errorf("merged %s %.3f ms, the pooled samples' %.3f ms", q.name, q.field, want)
 		}
 	}
+	t.Logf("%s: %d + %d samples pooled; p50 %.3f, p95 %.3f, p99 %.3f ms", scenario, perSegment["1of2"], perSegment["2of2"], merged.LatencyMS.P50, merged.LatencyMS.P95, merged.LatencyMS.P99)
 }
 
 // externalCertctl starts the real certctl on a compose project of its own, as an operator's would be:
