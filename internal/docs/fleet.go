@@ -55,10 +55,15 @@ func FleetMixTable(root string) (string, error) {
 const FleetDir = "docs/fleet"
 
 // FleetAnswer is the README's first-screen sentence: each recorded answer of the example fleet, by
-// build, on the testbed it was measured on; or that none is recorded yet.
+// build, the pinned release's first (the answer an operator of the release reads), on the testbed it
+// was measured on; or that none is recorded yet.
 func FleetAnswer(root string) (string, error) {
+	pinned, err := pinnedRelease(root)
+	if err != nil {
+		return "", err
+	}
 	var lines []string
-	err := eachRecorded(root, FleetDir, func(build, file string, b []byte) error {
+	err = eachRecorded(root, FleetDir, func(build, file string, b []byte) error {
 		var r fleet.Result
 		if err := json.Unmarshal(b, &r); err != nil || r.Schema != fleet.Schema {
 			return fmt.Errorf("%s: not a fleet answer (%s): %v", file, fleet.Schema, err)
@@ -67,11 +72,20 @@ func FleetAnswer(root string) (string, error) {
 		if r.Testbed != nil {
 			where = fmt.Sprintf("%d CPUs (%s), calibrated %s", r.Testbed.CPUs, r.Testbed.CPUModel, r.Testbed.At.UTC().Format("2006-01-02"))
 		}
-		line := fmt.Sprintf("- **certctl %s** %s of the example fleet (`%s`) at %g-day rotation, on %s", build, r.Verdict, FleetExample, r.Fleet.RotationDays, where)
+		name := build
+		if build == pinned {
+			name += " (the pinned release)"
+		}
+		line := fmt.Sprintf("- **certctl %s** %s of the example fleet (`%s`) at %g-day rotation, on %s", name, r.Verdict, FleetExample, r.Fleet.RotationDays, where)
 		if r.GivesWay != nil && r.Answer > 0 {
 			line += fmt.Sprintf("; the first thing to give way beyond it: %s", r.GivesWay.Breach())
 		}
-		lines = append(lines, line+fmt.Sprintf(" ([%s](%s/%s.json), %d runs, %.0f min).", FleetDir, FleetDir, build, len(r.Tries), r.TookS/60))
+		line += fmt.Sprintf(" ([%s](%s/%s.json), %d runs, %.0f min).", FleetDir, FleetDir, build, len(r.Tries), r.TookS/60)
+		if build == pinned {
+			lines = append([]string{line}, lines...)
+		} else {
+			lines = append(lines, line)
+		}
 		return nil
 	})
 	if err != nil {
