@@ -33,7 +33,8 @@ func TestKnownDefectsBounded(t *testing.T) {
 	// one's would be unjudged (exit 6). So the login is recorded here first. Without a recording of its
 	// size on main-151107c the callback's breach is new (exit 99); recorded from that run (loadtest
 	// defects record), the login is known, exit 0; a stall of 3 s on the callback, one leg of it, is known
-	// and worse than recorded, exit 99, and names that leg. Three runs alone, one after another.
+	// and worse than recorded, exit 99, and names that leg. Three runs alone, one after another (five when
+	// the testbed moves under them).
 	t.Run("the login unrecorded, recorded here, then stalled", func(t *testing.T) {
 		alone(t)
 		const id = "session-pbkdf2-per-request"
@@ -45,24 +46,41 @@ func TestKnownDefectsBounded(t *testing.T) {
 				return true
 			})
 		}
-		unrecorded := loadtestRun(t, authEnv(t, "SCENARIOS=oidc_login", "DURATION=60s", "DEFECTS_REGISTRY="+withRecording(nil)))
-		wantCode(t, unrecorded, 99)
-		wantNew(t, unrecorded.summary, "oidc_callback_ms p(99)<25", "never recorded on main-151107c")
-
-		rec := run(t, nil, loadtest, "defects", "record", "--id", id, unrecorded.dir)
-		wantCode(t, rec, 0)
-		var recs []defects.Recording
-		if err := yaml.Unmarshal([]byte(rec.output[strings.Index(rec.output, "\n")+1:]), &recs); err != nil || len(recs) != 1 {
-			t.Fatalf("loadtest defects record printed no recording (%v):\n%s", err, rec.output)
+		// recordedHere is a registry with the login recorded from a run on the machine as it is now.
+		recordedHere := func(first bool) string {
+			unrecorded := loadtestRun(t, authEnv(t, "SCENARIOS=oidc_login", "DURATION=60s", "DEFECTS_REGISTRY="+withRecording(nil)))
+			wantCode(t, unrecorded, 99)
+			if first {
+				wantNew(t, unrecorded.summary, "oidc_callback_ms p(99)<25", "never recorded on main-151107c")
+			}
+			rec := run(t, nil, loadtest, "defects", "record", "--id", id, unrecorded.dir)
+			wantCode(t, rec, 0)
+			var recs []defects.Recording
+			if err := yaml.Unmarshal([]byte(rec.output[strings.Index(rec.output, "\n")+1:]), &recs); err != nil || len(recs) != 1 {
+				t.Fatalf("loadtest defects record printed no recording (%v):\n%s", err, rec.output)
+			}
+			return withRecording(recs)
 		}
-		registry := withRecording(recs)
+		registry := recordedHere(true)
 
 		r := loadtestRun(t, authEnv(t, "SCENARIOS=oidc_login", "DURATION=60s", "DEFECTS_REGISTRY="+registry))
 		wantCode(t, r, 0)
 		wantOutput(t, r, `(?m)^loadtest: exit 0, not 99: every breach is a known defect of certctl \(session-pbkdf2-per-request: docs/certctl-findings.md\)`)
 		wantAttributed(t, r.summary, "known", "oidc_callback_ms p(99)<25", id)
 
-		r = loadtestRun(t, authEnv(t, "SCENARIOS=oidc_login", "DURATION=60s", "DEFECTS_REGISTRY="+registry, "FAULT_LATENCY=3s", "FAULT_ROUTE=GET /auth/oidc/callback"))
+		stalled := func() result {
+			return loadtestRun(t, authEnv(t, "SCENARIOS=oidc_login", "DURATION=60s", "DEFECTS_REGISTRY="+registry, "FAULT_LATENCY=3s", "FAULT_ROUTE=GET /auth/oidc/callback"))
+		}
+		r = stalled()
+		// This VM's core has calibrated 13,493/s and, four minutes later, 8,109/s with the machine to
+		// itself (the full suite of 2026-12-07): another testbed, where a recorded size is rightly
+		// unjudged (exit 6). That is the machine's verdict, not the rule's, so the recording is made again
+		// on the machine as it is and the stall repeated, once.
+		if r.code == 6 && r.summary.Breaches != nil && slices.ContainsFunc(r.summary.Breaches.Unjudged, func(k defects.Known) bool { return strings.Contains(k.Why, "another testbed") }) {
+			logExcused(t, "the stalled login unjudged", "the testbed moved between the recording and the stall ("+r.summary.Breaches.Unjudged[0].Why+"); recorded again")
+			registry = recordedHere(false)
+			r = stalled()
+		}
 		wantCode(t, r, 99)
 		wantAttributed(t, r.summary, "worse", "oidc_callback_ms p(99)<25", id)
 		wantOutput(t, r, `(?m)^  known, and worse than recorded \(counted as new\)`)
